@@ -1,0 +1,44 @@
+//! Generates the C header from the Rust source with the pinned cbindgen.
+//!
+//! The header is always written to `$OUT_DIR/leveldb_bloom.h`; a test fails when it
+//! differs from the committed `include/leveldb_bloom.h`. `make header` (which sets
+//! `LEVELDB_BLOOM_WRITE_HEADER=1`) refreshes the committed copy.
+
+use std::path::PathBuf;
+use std::{env, fs};
+
+fn main() {
+    let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-env-changed=LEVELDB_BLOOM_WRITE_HEADER");
+
+    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+        .expect("cbindgen.toml is valid");
+    let header = out_dir.join("leveldb_bloom.h");
+    cbindgen::Builder::new()
+        .with_crate(&crate_dir)
+        .with_config(config)
+        .generate()
+        .expect("the C API can be expressed in C")
+        .write_to_file(&header);
+
+    if env::var_os("LEVELDB_BLOOM_WRITE_HEADER").is_some_and(|v| v == "1") {
+        let committed = crate_dir.join("include/leveldb_bloom.h");
+        let fresh = fs::read(&header).expect("just written");
+        if fs::read(&committed).ok().as_deref() != Some(&fresh[..]) {
+            fs::write(&committed, fresh).expect("include/ is writable");
+        }
+    }
+
+    // The C harnesses in tests/ compile for the same target.
+    println!(
+        "cargo:rustc-env=LEVELDB_BLOOM_TARGET={}",
+        env::var("TARGET").expect("set by cargo")
+    );
+
+    // The shared library's soname carries the ABI version (major version 0: the
+    // API may still grow; the filter format never changes).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libleveldb_bloom.so.0");
+}

@@ -1,0 +1,463 @@
+//! The C API. Each function turns its raw arguments into checked Rust values, runs
+//! the safe core inside the one panic boundary, [`guard`], and answers every bad
+//! input with a documented, fail-safe result.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use libc::size_t;
+
+use crate::bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
+use crate::dropin;
+use crate::handle::{self, Policy};
+
+/// A bloom filter policy. Opaque: made by `leveldb_filterpolicy_create_bloom` or
+/// `leveldb_bloom_policy_create`, released by `leveldb_filterpolicy_destroy`.
+#[allow(non_camel_case_types)]
+pub struct leveldb_filterpolicy_t {
+    _opaque: [u8; 0],
+}
+
+pub(crate) const NAME: &CStr = c"leveldb.BuiltinBloomFilter2";
+
+/// The panic boundary of every exported function: a panic in `body` is caught
+/// and answered by `on_panic`, the function's fail-safe result.
+pub(crate) fn guard<T>(on_panic: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| on_panic())
+}
+
+/// `len` bytes at `data`; NULL is the empty slice when `len` is 0, and `None` otherwise.
+///
+/// # Safety
+/// A non-NULL `data` must be valid for reads of `len` bytes for `'a`.
+pub(crate) unsafe fn bytes<'a>(data: *const c_char, len: size_t) -> Option<&'a [u8]> {
+    // SAFETY: the caller's promise; NULL and oversized lengths are refused first.
+    unsafe { array(data.cast::<u8>(), len) }
+}
+
+/// `len` values at `data`, with the same rules as [`bytes`].
+///
+/// # Safety
+/// A non-NULL `data` must be valid for reads of `len` values for `'a`.
+unsafe fn array<'a, T>(data: *const T, len: usize) -> Option<&'a [T]> {
+    if len == 0 {
+        return Some(&[]);
+    }
+    if data.is_null() || len.checked_mul(size_of::<T>())? > isize::MAX as usize {
+        return None;
+    }
+    // SAFETY: non-NULL, within isize::MAX bytes, and valid for reads per the caller.
+    Some(unsafe { std::slice::from_raw_parts(data, len) })
+}
+
+/// A C key array, checked: every key is either non-NULL or empty.
+#[derive(Clone, Copy)]
+pub(crate) struct Keys<'a> {
+    pointers: &'a [*const c_char],
+    lengths: &'a [size_t],
+}
+
+impl<'a> Keys<'a> {
+    /// `None` if either array is NULL while `num_keys > 0`, or a key is NULL with a
+    /// non-zero length.
+    ///
+    /// # Safety
+    /// Non-NULL arrays must hold `num_keys` entries, and each non-NULL key as many
+    /// readable bytes as its length, for `'a`.
+    pub(crate) unsafe fn new(
+        key_array: *const *const c_char,
+        key_length_array: *const size_t,
+        num_keys: usize,
+    ) -> Option<Self> {
+        // SAFETY: the caller's promise.
+        let (pointers, lengths) = unsafe {
+            (
+                array(key_array, num_keys)?,
+                array(key_length_array, num_keys)?,
+            )
+        };
+        let valid = pointers
+            .iter()
+            .zip(lengths)
+            .all(|(key, &len)| len == 0 || (!key.is_null() && len <= isize::MAX as usize));
+        valid.then_some(Self { pointers, lengths })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.pointers.len()
+    }
+
+    pub(crate) fn iter(self) -> impl ExactSizeIterator<Item = &'a [u8]> {
+        self.pointers.iter().zip(self.lengths).map(|(&key, &len)| {
+            if len == 0 {
+                &[][..]
+            } else {
+                // SAFETY: `new` checked the key is non-NULL and its length in range;
+                // its creator promised the bytes are readable for 'a.
+                unsafe { std::slice::from_raw_parts(key.cast::<u8>(), len) }
+            }
+        })
+    }
+}
+
+/// The policy behind a handle this library returned and has not destroyed.
+///
+/// # Safety
+/// The handle must not be destroyed while the reference is in use.
+unsafe fn lookup_policy<'a>(handle: *const leveldb_filterpolicy_t) -> Option<&'a Policy> {
+    // SAFETY: registered handles point at live policies until destroyed.
+    handle::lookup(handle as usize).map(|policy| unsafe { &*policy })
+}
+
+/// A `malloc`'d copy of `filter`, for the caller to `free()`.
+fn malloc_copy(filter: &[u8]) -> Option<(*mut c_char, usize)> {
+    // SAFETY: malloc has no preconditions; NULL is handled.
+    let buffer = unsafe { libc::malloc(filter.len()) }.cast::<u8>();
+    if buffer.is_null() {
+        return None;
+    }
+    // SAFETY: `buffer` was just allocated with room for `filter.len()` bytes.
+    unsafe { ptr::copy_nonoverlapping(filter.as_ptr(), buffer, filter.len()) };
+    Some((buffer.cast(), filter.len()))
+}
+
+/// The real filter, `malloc`'d, or `None` if it cannot be sized or allocated.
+fn malloc_filter(bloom: &BloomFilterPolicy, keys: Keys<'_>) -> Option<(*mut c_char, usize)> {
+    let len = bloom.filter_len(keys.len())?;
+    // SAFETY: calloc has no preconditions; NULL is handled.
+    let buffer = unsafe { libc::calloc(len, 1) }.cast::<u8>();
+    if buffer.is_null() {
+        return None;
+    }
+    // SAFETY: `buffer` holds `len` zeroed bytes, owned here until returned.
+    let out = unsafe { std::slice::from_raw_parts_mut(buffer, len) };
+    match guard(|| None, || bloom.write_filter(keys.iter(), out).ok()) {
+        Some(()) => Some((buffer.cast(), len)),
+        None => {
+            // SAFETY: allocated above and not handed out.
+            unsafe { libc::free(buffer.cast()) };
+            None
+        }
+    }
+}
+
+/// `create_filter` for an already resolved policy: the real filter, else the
+/// match-all filter, else NULL with length 0. Shared with the LevelDB callbacks.
+///
+/// # Safety
+/// As for [`leveldb_filterpolicy_create_filter`].
+pub(crate) unsafe fn create_filter(
+    bloom: Option<&BloomFilterPolicy>,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: c_int,
+    filter_length: *mut size_t,
+) -> *mut c_char {
+    // SAFETY: the caller passes NULL or a writable size_t.
+    let Some(filter_length) = (unsafe { filter_length.as_mut() }) else {
+        return ptr::null_mut();
+    };
+    let real = || {
+        let num_keys = usize::try_from(num_keys).ok()?;
+        // SAFETY: the caller's promise about the arrays.
+        let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) }?;
+        malloc_filter(bloom?, keys)
+    };
+    let filter = guard(|| None, real).or_else(|| malloc_copy(&MATCH_ALL_FILTER));
+    let (buffer, len) = filter.unwrap_or((ptr::null_mut(), 0));
+    *filter_length = len;
+    buffer
+}
+
+/// `key_may_match` once a policy was found: bad pointers answer 1 (may match).
+///
+/// # Safety
+/// As for [`leveldb_filterpolicy_key_may_match`].
+pub(crate) unsafe fn key_may_match(
+    key: *const c_char,
+    length: size_t,
+    filter: *const c_char,
+    filter_length: size_t,
+) -> u8 {
+    guard(
+        || 1,
+        || {
+            // SAFETY: the caller's promise about both buffers.
+            match unsafe { (bytes(key, length), bytes(filter, filter_length)) } {
+                (Some(key), Some(filter)) => Filter::new(filter).may_contain(key).into(),
+                _ => 1,
+            }
+        },
+    )
+}
+
+/// A policy handle of this library's own: never a LevelDB object.
+fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
+    let policy = Box::into_raw(Policy::new(bloom));
+    if handle::register(policy as usize, policy) {
+        policy.cast()
+    } else {
+        // SAFETY: just made by Box::into_raw and never shared.
+        drop(unsafe { Box::from_raw(policy) });
+        ptr::null_mut()
+    }
+}
+
+/// Releases any handle: this library's own, a LevelDB object wrapping one of our
+/// policies, or (forwarded to LevelDB) a policy LevelDB made itself.
+fn destroy(handle: *mut leveldb_filterpolicy_t) {
+    if handle.is_null() {
+        return;
+    }
+    match handle::lookup(handle as usize) {
+        Some(policy) if policy.cast() == handle => {
+            if handle::unregister(handle as usize).is_some() {
+                // SAFETY: made by Box::into_raw in `new_own_handle`; unregistering
+                // succeeded here only, so it is freed once.
+                drop(unsafe { Box::from_raw(policy) });
+            }
+        }
+        // LevelDB's object: LevelDB deletes it and calls back to free our state.
+        _ => dropin::leveldb_destroy(handle),
+    }
+}
+
+fn bits_per_key(bits_per_key: c_int) -> Option<BloomFilterPolicy> {
+    u32::try_from(bits_per_key).ok().map(BloomFilterPolicy::new)
+}
+
+/// Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
+/// each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
+/// clamped to 1..=30).
+///
+/// When LevelDB's C API is loaded in the process, the policy is a LevelDB object
+/// (made with `leveldb_filterpolicy_create`) that `leveldb_options_set_filter_policy`
+/// accepts and whose filters are built and matched by this library. Otherwise it is
+/// this library's own. Every function here accepts either.
+///
+/// Returns NULL when `bits_per_key` is negative (undefined in LevelDB), when memory
+/// runs out, or when `LEVELDB_BLOOM_MAX_LIVE_POLICIES` policies are already live.
+/// Release the policy with `leveldb_filterpolicy_destroy`, after every database
+/// using it is closed.
+#[no_mangle]
+pub extern "C" fn leveldb_filterpolicy_create_bloom(
+    bits_per_key: c_int,
+) -> *mut leveldb_filterpolicy_t {
+    guard(ptr::null_mut, || match self::bits_per_key(bits_per_key) {
+        Some(bloom) if dropin::leveldb_loaded() => dropin::new_leveldb_policy(bloom),
+        Some(bloom) => new_own_handle(bloom),
+        None => ptr::null_mut(),
+    })
+}
+
+/// Creates a policy that is always this library's own object, never a LevelDB one,
+/// whatever else is loaded. Same rules as `leveldb_filterpolicy_create_bloom`; LevelDB
+/// cannot shadow this name.
+#[no_mangle]
+pub extern "C" fn leveldb_bloom_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t {
+    guard(ptr::null_mut, || {
+        self::bits_per_key(bits_per_key).map_or(ptr::null_mut(), new_own_handle)
+    })
+}
+
+/// Releases a policy. NULL is ignored. A policy LevelDB made itself (its own bloom
+/// policy, or one from `leveldb_filterpolicy_create`) is passed on to LevelDB's own
+/// `leveldb_filterpolicy_destroy`; any other pointer this library does not know is
+/// ignored.
+///
+/// # Safety
+/// `policy` must be NULL or a live policy, not used by any open database, and not
+/// used again afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_destroy(policy: *mut leveldb_filterpolicy_t) {
+    guard(|| (), || destroy(policy));
+}
+
+/// The same as `leveldb_filterpolicy_destroy`, under a name LevelDB cannot shadow.
+///
+/// # Safety
+/// As for `leveldb_filterpolicy_destroy`.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_bloom_policy_destroy(policy: *mut leveldb_filterpolicy_t) {
+    guard(|| (), || destroy(policy));
+}
+
+/// The policy's name, `"leveldb.BuiltinBloomFilter2"`: a static string, never freed.
+/// LevelDB stores it with each filter block, and ignores filters of another name.
+/// Returns NULL for NULL or a pointer this library did not return.
+///
+/// # Safety
+/// `policy` must be NULL or a policy that is not being destroyed concurrently.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_name(
+    policy: *const leveldb_filterpolicy_t,
+) -> *const c_char {
+    // SAFETY: the caller's promise about `policy`.
+    guard(ptr::null, || {
+        unsafe { policy_of(policy) }.map_or(ptr::null(), |_| NAME.as_ptr())
+    })
+}
+
+/// # Safety
+/// As for [`lookup_policy`].
+unsafe fn policy_of<'a>(handle: *const leveldb_filterpolicy_t) -> Option<&'a BloomFilterPolicy> {
+    // SAFETY: the caller's promise.
+    unsafe { lookup_policy(handle) }.map(|policy| &policy.bloom)
+}
+
+/// Builds the filter for `num_keys` keys: exactly the bytes LevelDB's `CreateFilter`
+/// appends to an empty string. Key i is `key_length_array[i]` bytes at
+/// `key_array[i]`; duplicates are fine.
+///
+/// Returns a buffer from `malloc` that the caller releases with `free()`, and stores
+/// its length in `*filter_length`.
+///
+/// Bad inputs never give a filter that could answer "no" wrongly:
+/// - `filter_length` NULL: returns NULL; nothing is allocated.
+/// - `policy` NULL or unknown, `num_keys < 0`, `key_array` or `key_length_array`
+///   NULL while `num_keys > 0`, a NULL key with non-zero length, or a filter too large
+///   to size or allocate: returns the 2-byte match-all filter `00 FF`, which every
+///   LevelDB reader treats as "may match" for all keys.
+/// - if even that cannot be allocated: returns NULL with `*filter_length = 0`.
+///
+/// `num_keys == 0` is valid (the arrays may then be NULL); a NULL key of length 0
+/// is the empty key.
+///
+/// # Safety
+/// Non-NULL arrays must hold `num_keys` entries, and each non-NULL key as many
+/// readable bytes as its length.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_create_filter(
+    policy: *const leveldb_filterpolicy_t,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: c_int,
+    filter_length: *mut size_t,
+) -> *mut c_char {
+    let on_panic = || {
+        // SAFETY: as below, with no policy: only the match-all filter is made.
+        unsafe { create_filter(None, ptr::null(), ptr::null(), -1, filter_length) }
+    };
+    guard(on_panic, || {
+        // SAFETY: the caller's promises, passed on.
+        unsafe {
+            create_filter(
+                policy_of(policy),
+                key_array,
+                key_length_array,
+                num_keys,
+                filter_length,
+            )
+        }
+    })
+}
+
+/// Whether `key` may be in `filter`: LevelDB's `KeyMayMatch`, for any bytes at all.
+/// Returns 0 when the key is certainly absent, 1 when it may be present.
+///
+/// As LevelDB: a filter shorter than 2 bytes gives 0; a last (k) byte of 0 or above
+/// 30 gives 1. The policy's own bits_per_key plays no part.
+///
+/// Bad inputs give 1 ("may match", never a false negative): `policy` NULL or
+/// unknown, `key` NULL with `length > 0`, `filter` NULL with `filter_length > 0`.
+/// `key` or `filter` may be NULL when its length is 0.
+///
+/// # Safety
+/// Non-NULL `key` and `filter` must be readable for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match(
+    policy: *const leveldb_filterpolicy_t,
+    key: *const c_char,
+    length: size_t,
+    filter: *const c_char,
+    filter_length: size_t,
+) -> u8 {
+    guard(
+        || 1,
+        || {
+            // SAFETY: the caller's promises, passed on.
+            unsafe {
+                match lookup_policy(policy) {
+                    Some(_) => key_may_match(key, length, filter, filter_length),
+                    None => 1,
+                }
+            }
+        },
+    )
+}
+
+/// The length in bytes of the filter `leveldb_filterpolicy_create_filter` would build
+/// for `num_keys` keys (k byte included), so a caller can provide the memory to
+/// `leveldb_bloom_write_filter`. Returns 0 for NULL or unknown `policy`, or a filter
+/// too large to address.
+///
+/// # Safety
+/// `policy` must be NULL or a policy that is not being destroyed concurrently.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_bloom_filter_length(
+    policy: *const leveldb_filterpolicy_t,
+    num_keys: size_t,
+) -> size_t {
+    guard(
+        || 0,
+        // SAFETY: the caller's promise about `policy`.
+        || {
+            unsafe { policy_of(policy) }
+                .and_then(|bloom| bloom.filter_len(num_keys))
+                .unwrap_or(0)
+        },
+    )
+}
+
+/// Builds the filter for `num_keys` keys into the caller's `out`, without
+/// allocating. `out_length` must be exactly `leveldb_bloom_filter_length(policy,
+/// num_keys)`.
+///
+/// Returns how many bytes at the start of `out` now hold a filter: `out_length` on
+/// success. On a bad input (as for `leveldb_filterpolicy_create_filter`, or a wrong
+/// `out_length`) it writes the 2-byte match-all filter `00 FF` and returns 2, or, if
+/// `out` is NULL or shorter than 2 bytes, writes nothing and returns 0.
+///
+/// # Safety
+/// As for `leveldb_filterpolicy_create_filter`; a non-NULL `out` must be writable for
+/// `out_length` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_bloom_write_filter(
+    policy: *const leveldb_filterpolicy_t,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: size_t,
+    out: *mut c_char,
+    out_length: size_t,
+) -> size_t {
+    if out.is_null() || out_length > isize::MAX as usize {
+        return 0;
+    }
+    // SAFETY: non-NULL and writable for `out_length` bytes per the caller; the bytes
+    // may be uninitialised, so they are zeroed before a slice is made of them.
+    let out = unsafe {
+        ptr::write_bytes(out, 0, out_length);
+        std::slice::from_raw_parts_mut(out.cast::<u8>(), out_length)
+    };
+    let written = guard(
+        || false,
+        || {
+            // SAFETY: the caller's promises, passed on.
+            let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) };
+            let bloom = unsafe { policy_of(policy) };
+            match bloom.zip(keys) {
+                Some((bloom, keys)) => bloom.write_filter(keys.iter(), out).is_ok(),
+                None => false,
+            }
+        },
+    );
+    if written {
+        out_length
+    } else if let Some(start) = out.get_mut(..MATCH_ALL_FILTER.len()) {
+        start.copy_from_slice(&MATCH_ALL_FILTER);
+        MATCH_ALL_FILTER.len()
+    } else {
+        0
+    }
+}

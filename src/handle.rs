@@ -1,0 +1,117 @@
+//! Which pointers are policies of this library.
+//!
+//! A handle given to C is either a [`Policy`] itself or, when LevelDB is in the
+//! process, the LevelDB object that wraps one (see `dropin`). Every handle this
+//! library returns is recorded here, mapped to its `Policy`, so each exported
+//! function accepts both kinds and recognises a pointer it did not make. Lookups are
+//! lock-free, because they sit on the query path.
+
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use crate::bloom::BloomFilterPolicy;
+
+/// The state behind every handle.
+pub(crate) struct Policy {
+    pub(crate) bloom: BloomFilterPolicy,
+    /// The LevelDB object wrapping this policy (0 if none), so its entry can be
+    /// dropped when LevelDB destroys the wrapper.
+    pub(crate) leveldb_wrapper: AtomicUsize,
+}
+
+impl Policy {
+    pub(crate) fn new(bloom: BloomFilterPolicy) -> Box<Self> {
+        Box::new(Self {
+            bloom,
+            leveldb_wrapper: AtomicUsize::new(0),
+        })
+    }
+}
+
+/// How many handles may be live at once; creating one more fails cleanly.
+pub const MAX_LIVE_POLICIES: usize = 1 << 16;
+
+// An open-addressing table keyed by handle address. Keys move EMPTY → RESERVED →
+// address → TOMBSTONE → RESERVED …, so a probe sequence is never cut short by a
+// removal; handle addresses are aligned, so they never equal the markers.
+const EMPTY: usize = 0;
+const TOMBSTONE: usize = 1;
+const RESERVED: usize = 2;
+
+static KEYS: [AtomicUsize; MAX_LIVE_POLICIES] =
+    [const { AtomicUsize::new(EMPTY) }; MAX_LIVE_POLICIES];
+static VALUES: [AtomicPtr<Policy>; MAX_LIVE_POLICIES] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_LIVE_POLICIES];
+
+fn probe_sequence(handle: usize) -> impl Iterator<Item = usize> {
+    let start = (handle >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (usize::BITS - 16);
+    (0..MAX_LIVE_POLICIES).map(move |i| (start + i) % MAX_LIVE_POLICIES)
+}
+
+/// Records `handle` as standing for `policy`; false if the table is full.
+pub(crate) fn register(handle: usize, policy: *mut Policy) -> bool {
+    for slot in probe_sequence(handle) {
+        let key = KEYS[slot].load(Ordering::Acquire);
+        if (key == EMPTY || key == TOMBSTONE)
+            && KEYS[slot]
+                .compare_exchange(key, RESERVED, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            VALUES[slot].store(policy, Ordering::Relaxed);
+            KEYS[slot].store(handle, Ordering::Release);
+            return true;
+        }
+    }
+    false
+}
+
+fn find(handle: usize) -> Option<usize> {
+    if handle <= RESERVED {
+        return None;
+    }
+    for slot in probe_sequence(handle) {
+        match KEYS[slot].load(Ordering::Acquire) {
+            key if key == handle => return Some(slot),
+            EMPTY => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The policy `handle` stands for, if this library made it and has not destroyed it.
+pub(crate) fn lookup(handle: usize) -> Option<*mut Policy> {
+    find(handle).map(|slot| VALUES[slot].load(Ordering::Relaxed))
+}
+
+/// Forgets `handle`, returning the policy it stood for.
+pub(crate) fn unregister(handle: usize) -> Option<*mut Policy> {
+    let slot = find(handle)?;
+    let policy = VALUES[slot].load(Ordering::Relaxed);
+    KEYS[slot]
+        .compare_exchange(handle, TOMBSTONE, Ordering::AcqRel, Ordering::Relaxed)
+        .ok()
+        .map(|_| policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_lookup_unregister() {
+        let mut a = Policy::new(BloomFilterPolicy::new(10));
+        let mut b = Policy::new(BloomFilterPolicy::new(20));
+        let (pa, pb): (*mut Policy, *mut Policy) = (&mut *a, &mut *b);
+        assert!(register(pa as usize, pa));
+        assert!(register(0x1000, pb));
+        assert_eq!(lookup(pa as usize), Some(pa));
+        assert_eq!(lookup(0x1000), Some(pb));
+        assert_eq!(lookup(0x2000), None);
+        assert_eq!(lookup(0), None);
+        assert_eq!(unregister(0x1000), Some(pb));
+        assert_eq!(unregister(0x1000), None);
+        assert_eq!(lookup(0x1000), None);
+        assert_eq!(lookup(pa as usize), Some(pa));
+        assert_eq!(unregister(pa as usize), Some(pa));
+    }
+}

@@ -1,0 +1,51 @@
+//! LevelDB's `Hash(data, n, seed)` (util/hash.cc), a Murmur-like hash.
+
+const MULTIPLIER: u32 = 0xc6a4a793;
+
+/// Hashes `data` exactly as LevelDB ≥ 1.18 does.
+///
+/// The 1–3 tail bytes are added as *unsigned* values. LevelDB before 1.18
+/// sign-extended them (plain `char`), which is why the filter format was renamed
+/// to `leveldb.BuiltinBloomFilter2`.
+pub fn hash(data: &[u8], seed: u32) -> u32 {
+    // n is size_t in LevelDB; only its low 32 bits reach the result.
+    let mut h = seed ^ (data.len() as u32).wrapping_mul(MULTIPLIER);
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        h = h.wrapping_add(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        h = h.wrapping_mul(MULTIPLIER);
+        h ^= h >> 16;
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate().rev() {
+            h = h.wrapping_add(u32::from(b) << (8 * i));
+        }
+        h = h.wrapping_mul(MULTIPLIER);
+        h ^= h >> 24;
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash;
+
+    // LevelDB's util/hash_test.cc, "SignedUnsignedIssue".
+    #[test]
+    fn leveldb_published_vectors() {
+        const SEED: u32 = 0xbc9f1d34;
+        assert_eq!(hash(&[], SEED), SEED);
+        assert_eq!(hash(&[0x62], SEED), 0xef1345c4);
+        assert_eq!(hash(&[0xc3, 0x97], SEED), 0x5b663814);
+        assert_eq!(hash(&[0xe2, 0x99, 0xa5], SEED), 0x323c078f);
+        assert_eq!(hash(&[0xe1, 0x80, 0xb9, 0x32], SEED), 0xed21633a);
+        let data: [u8; 48] = [
+            0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x14,
+            0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ];
+        assert_eq!(hash(&data, 0x12345678), 0xf333dabb);
+    }
+}

@@ -1,0 +1,160 @@
+//! Building and running the C and C++ harnesses of `c_tests/` from `cargo test`.
+//!
+//! Each harness is compiled with the `cc` crate's compiler and the strict flags of
+//! the contract, linked to the freshly built `libleveldb_bloom.so`, and run; a
+//! harness passes when it exits 0.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+pub const SONAME: &str = "libleveldb_bloom.so.0";
+
+/// The directory holding the shared library built for this test run
+/// (`target/<profile>`), with the soname link the loader looks for.
+pub fn lib_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>/deps/<test>")
+            .to_path_buf();
+        let lib = dir.join("libleveldb_bloom.so");
+        assert!(lib.exists(), "{} was not built", lib.display());
+        let link = dir.join(SONAME);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("libleveldb_bloom.so", &link).expect("soname link");
+        dir
+    })
+}
+
+pub fn lib_path() -> PathBuf {
+    lib_dir().join("libleveldb_bloom.so")
+}
+
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// C99 or C++11, each with the contract's warnings-as-errors flags.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    C99,
+    Cxx11,
+    Cxx17,
+}
+
+pub struct Program {
+    name: String,
+    lang: Lang,
+    sources: Vec<PathBuf>,
+    args: Vec<String>,
+}
+
+impl Program {
+    /// A program built from `sources` (paths relative to the repository).
+    pub fn new(name: &str, lang: Lang, sources: &[&str]) -> Self {
+        Self {
+            name: name.to_string(),
+            lang,
+            sources: sources.iter().map(|s| repo().join(s)).collect(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Extra compiler or linker arguments, placed after the sources.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Links `-lleveldb_bloom` from this build, with an rpath to it.
+    pub fn link_bloom(self) -> Self {
+        let dir = lib_dir().display().to_string();
+        self.arg(format!("-L{dir}"))
+            .arg(format!("-Wl,-rpath,{dir}"))
+            .arg("-lleveldb_bloom")
+    }
+
+    /// Compiles and links; panics with the compiler's output on failure.
+    pub fn build(self) -> PathBuf {
+        let target = env!("LEVELDB_BLOOM_TARGET");
+        let cpp = self.lang != Lang::C99;
+        let tool = cc::Build::new()
+            .cpp(cpp)
+            .target(target)
+            .host(target)
+            .opt_level(1)
+            .debug(true)
+            .cargo_metadata(false)
+            .cargo_warnings(false)
+            .get_compiler();
+        let out_dir = lib_dir().join("c_tests");
+        std::fs::create_dir_all(&out_dir).expect("output directory");
+        let exe = out_dir.join(&self.name);
+        let std = match self.lang {
+            Lang::C99 => "-std=c99",
+            Lang::Cxx11 => "-std=c++11",
+            Lang::Cxx17 => "-std=c++17",
+        };
+        let mut command = tool.to_command();
+        command
+            .args([
+                std,
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-D_GNU_SOURCE",
+            ])
+            .arg(format!("-I{}", repo().join("include").display()))
+            .arg("-o")
+            .arg(&exe)
+            .args(&self.sources)
+            .args(&self.args);
+        let output = command.output().expect("the C compiler runs");
+        assert!(
+            output.status.success(),
+            "compiling {} failed: {:?}\n{}{}",
+            self.name,
+            command,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        exe
+    }
+}
+
+/// Runs a command and panics, showing its output, unless it exits 0; returns stdout.
+pub fn run(command: &mut Command) -> String {
+    let output: Output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({})\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// `program args…` under valgrind's memcheck: any error or definite/indirect/possible
+/// leak fails the run.
+pub fn valgrind(program: &Path) -> Command {
+    let mut command = Command::new("valgrind");
+    command.args([
+        "--quiet",
+        "--error-exitcode=99",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=definite,indirect,possible",
+        "--show-leak-kinds=definite,indirect,possible",
+    ]);
+    command.arg(program);
+    command
+}
