@@ -431,7 +431,8 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
     out: *mut c_char,
     out_length: size_t,
 ) -> size_t {
-    if out.is_null() || out_length > isize::MAX as usize {
+    // Too short for even the match-all filter: nothing may be written.
+    if out.is_null() || out_length < MATCH_ALL_FILTER.len() || out_length > isize::MAX as usize {
         return 0;
     }
     // SAFETY: non-NULL and writable for `out_length` bytes per the caller; the bytes
@@ -454,10 +455,8 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
     );
     if written {
         out_length
-    } else if let Some(start) = out.get_mut(..MATCH_ALL_FILTER.len()) {
-        start.copy_from_slice(&MATCH_ALL_FILTER);
-        MATCH_ALL_FILTER.len()
     } else {
-        0
+        out[..MATCH_ALL_FILTER.len()].copy_from_slice(&MATCH_ALL_FILTER);
+        MATCH_ALL_FILTER.len()
     }
 }

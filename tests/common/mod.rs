@@ -12,15 +12,16 @@ use std::sync::OnceLock;
 
 pub const SONAME: &str = "libleveldb_bloom.so.0";
 
-/// The directory holding the shared library built for this test run
-/// (`target/<profile>`), with the soname link the loader looks for.
+/// The directory holding the shared library built for this test run, with the
+/// soname link the loader looks for. That is `target/<profile>/deps`, beside the
+/// test executable: `cargo test` rebuilds the library there, but does not copy it
+/// up to `target/<profile>`, where it may be stale or missing.
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         let dir = exe
             .parent()
-            .and_then(Path::parent)
             .expect("target/<profile>/deps/<test>")
             .to_path_buf();
         let lib = dir.join("libleveldb_bloom.so");
@@ -78,6 +79,16 @@ impl Program {
         self.arg(format!("-L{dir}"))
             .arg(format!("-Wl,-rpath,{dir}"))
             .arg("-lleveldb_bloom")
+    }
+
+    /// Builds with AddressSanitizer (LeakSanitizer included) and
+    /// UndefinedBehaviorSanitizer, every error fatal; the program gets an `_asan`
+    /// suffix so it never overwrites the plain build. Run it with [`sanitized`].
+    pub fn sanitize(mut self) -> Self {
+        self.name.push_str("_asan");
+        self.arg("-fsanitize=address,undefined")
+            .arg("-fno-omit-frame-pointer")
+            .arg("-fno-sanitize-recover=all")
     }
 
     /// Compiles and links; panics with the compiler's output on failure.
@@ -142,6 +153,20 @@ pub fn run(command: &mut Command) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
+}
+
+/// Runs a program built with [`Program::sanitize`]: any sanitizer report, leaks
+/// included, fails the run. A failed allocation returns NULL, as C promises and as
+/// the library's out-of-memory paths expect, instead of aborting the program.
+pub fn sanitized(program: &Path) -> Command {
+    let mut command = Command::new(program);
+    command
+        .env(
+            "ASAN_OPTIONS",
+            "detect_leaks=1:allocator_may_return_null=1:halt_on_error=1",
+        )
+        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1");
+    command
 }
 
 /// `program args…` under valgrind's memcheck: any error or definite/indirect/possible
