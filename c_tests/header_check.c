@@ -1,5 +1,6 @@
 /* Compiled as C99 and as C++11 with -Wall -Wextra -Werror -pedantic: the generated
-   header alone, and beside LevelDB's <leveldb/c.h> in either order. */
+   header alone, beside LevelDB's <leveldb/c.h> in either order, and where
+   <leveldb/c.h> provides nothing (EXPECT_FALLBACK_TYPEDEF). */
 #if defined(LEVELDB_FIRST)
 #include <leveldb/c.h>
 #include <leveldb_bloom.h>
@@ -8,6 +9,12 @@
 #include <leveldb/c.h>
 #else
 #include <leveldb_bloom.h>
+#endif
+
+/* With an empty <leveldb/c.h> first on the include path, LevelDB's header guard is
+   never defined, so the type must come from leveldb_bloom.h's own typedef. */
+#if defined(EXPECT_FALLBACK_TYPEDEF) && defined(STORAGE_LEVELDB_INCLUDE_C_H_)
+#error "the real <leveldb/c.h> was included; the fallback typedef is untested"
 #endif
 
 #include <stdlib.h>

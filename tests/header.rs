@@ -36,3 +36,27 @@ fn header_compiles_as_c99_and_cxx11() {
         }
     }
 }
+
+/// Where `<leveldb/c.h>` is missing the header declares the opaque type itself. An
+/// empty `leveldb/c.h` found first on the include path stands in for a missing one:
+/// `__has_include` finds it, but it defines nothing, so the fallback typedef is used.
+#[test]
+fn header_declares_the_type_without_leveldb() {
+    let shadow = common::lib_dir().join("header_fallback");
+    std::fs::create_dir_all(shadow.join("leveldb")).expect("shadow include directory");
+    std::fs::write(shadow.join("leveldb/c.h"), "").expect("empty leveldb/c.h");
+    for (lang, suffix) in [(Lang::C99, "c"), (Lang::Cxx11, "cc")] {
+        let exe = Program::new(
+            &format!("header_fallback_{suffix}"),
+            lang,
+            &["c_tests/header_check.c"],
+        )
+        .arg("-DHEADER_ALONE")
+        .arg("-DEXPECT_FALLBACK_TYPEDEF")
+        .arg("-isystem")
+        .arg(shadow.display().to_string())
+        .link_bloom()
+        .build();
+        common::run(&mut std::process::Command::new(exe));
+    }
+}
