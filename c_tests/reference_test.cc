@@ -203,8 +203,8 @@ class KeySet {
   // Call after the last Add.
   void Freeze() {
     for (const std::string& key : keys_) {
-      // Empty keys are passed as NULL: the documented empty key.
-      pointers_.push_back(key.empty() ? nullptr : key.data());
+      // Every other empty key is passed as NULL, documented as the empty key too.
+      pointers_.push_back(key.empty() && pointers_.size() % 2 == 0 ? nullptr : key.data());
       lengths_.push_back(key.size());
       slices_.emplace_back(key);
     }
@@ -297,9 +297,10 @@ class Policies {
   bool CompareQuery(const std::string& key, const std::string& filter, const char* label) {
     const leveldb::Slice key_slice(key), filter_slice(filter);
     const bool reference = theirs_->KeyMayMatch(key_slice, filter_slice);
-    // An empty key is passed as NULL, an empty filter too: documented as empty.
-    const char* key_pointer = key.empty() ? nullptr : key.data();
-    const char* filter_pointer = filter.empty() ? nullptr : filter.data();
+    // Every other empty key or filter is passed as NULL, documented as empty too.
+    const bool null_if_empty = tally.queries % 2 == 0;
+    const char* key_pointer = key.empty() && null_if_empty ? nullptr : key.data();
+    const char* filter_pointer = filter.empty() && null_if_empty ? nullptr : filter.data();
     const uint8_t answers[kQueryWays] = {
         ours_.key_may_match(own_, key_pointer, key.size(), filter_pointer, filter.size()),
         ours_.key_may_match(wrapper_, key_pointer, key.size(), filter_pointer, filter.size()),
