@@ -2,6 +2,9 @@
    leveldb_filterpolicy_create_bloom(10): nothing in it knows about leveldb-bloom. The
    tests build it stock (-lleveldb), relinked (-lleveldb_bloom -lleveldb) and run it
    with LD_PRELOAD=libleveldb_bloom.so. See dropin_data.h for what it writes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT, in dropin_data.h */
+#endif
 #include <leveldb/c.h>
 
 #include "dropin_data.h"

@@ -521,3 +521,68 @@ fn cxx_header_policy_and_filter_policy() {
         }
     }
 }
+
+/// When a LevelDB C API is visible but this library cannot use it (here the counting
+/// shim, linked without LevelDB among its dependencies, hides LevelDB's destroy from
+/// it), the swapped `leveldb_filterpolicy_create_bloom` returns NULL rather than an
+/// object LevelDB cannot use: LevelDB runs without filters, slower but right.
+#[test]
+fn unusable_leveldb_api_gives_no_filter_not_a_crash() {
+    let decoy = once("count_filter_calls_detached.so", || {
+        Program::new(
+            "count_filter_calls_detached.so",
+            Lang::C99,
+            &["c_tests/count_filter_calls.c"],
+        )
+        .arg("-shared")
+        .arg("-fPIC")
+        .build()
+    });
+    let exe = program("c_tests/dropin_c.c", Lang::C99, Link::Stock, &[]);
+    let preload = format!("{} {}", decoy.display(), lib_path().display());
+    let dir = Scratch::new();
+    for mode in ["write", "read"] {
+        let stdout = common::run(
+            Command::new(&exe)
+                .args([mode, dir.path(), "2000"])
+                .env("LD_PRELOAD", &preload),
+        );
+        // A read exits 0 only when every answer was right.
+        assert!(stdout.contains("swap status: 0\n"), "{stdout}");
+    }
+    for entry in std::fs::read_dir(&dir.0).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "ldb") {
+            let table = std::fs::read(path).unwrap();
+            assert!(!table.windows(7).any(|window| window == b"filter."));
+        }
+    }
+}
+
+/// `make demo`'s programs, as `make demo` builds them (C99, strict): the demo writes
+/// and reads its database with the swap, the stock reader reads it back.
+#[test]
+fn demo_and_stock_reader_agree() {
+    let demo = once("demo", || {
+        Program::new("demo", Lang::C99, &["examples/demo.c"])
+            .link_bloom()
+            .arg("-lleveldb")
+            .arg("-lm")
+            .build()
+    });
+    let reader = once("demo-stock-reader", || {
+        Program::new(
+            "demo-stock-reader",
+            Lang::C99,
+            &["examples/demo_stock_reader.c"],
+        )
+        .arg("-lleveldb")
+        .build()
+    });
+    let dir = Scratch::new();
+    let shown = common::run(Command::new(demo).arg(dir.path()));
+    assert!(shown.contains("swap:            active"), "{shown}");
+    assert!(shown.contains("false positives: "), "{shown}");
+    let shown = common::run(Command::new(reader).arg(dir.path()));
+    assert!(shown.contains("200000 of 200000 keys read back"), "{shown}");
+}
