@@ -239,6 +239,10 @@ unsafe fn wrapper_state<'a>(state: *mut c_void) -> &'a WrapperState {
     unsafe { &*state.cast::<WrapperState>() }
 }
 
+/// LevelDB's destructor callback: frees the state and forgets the wrapper.
+///
+/// # Safety
+/// Called once, by LevelDB, with the state given to `leveldb_filterpolicy_create`.
 unsafe extern "C" fn destroy_state(state: *mut c_void) {
     guard(
         || (),
@@ -256,6 +260,10 @@ unsafe extern "C" fn destroy_state(state: *mut c_void) {
 /// can be allocated and the reserve is spent, it prints why on stderr and aborts,
 /// as a process that cannot allocate two bytes is about to fail anyway, and losing
 /// keys silently would be worse.
+///
+/// # Safety
+/// Called by LevelDB with our live state, `num_keys` readable keys described by the
+/// two arrays, and a writable `filter_length`.
 unsafe extern "C" fn create_filter(
     state: *mut c_void,
     key_array: *const *const c_char,
@@ -299,6 +307,10 @@ fn abort_out_of_memory() -> ! {
     std::process::abort()
 }
 
+/// LevelDB's `KeyMayMatch` callback.
+///
+/// # Safety
+/// Called by LevelDB with readable key and filter bytes of the given lengths.
 unsafe extern "C" fn key_may_match(
     _state: *mut c_void,
     key: *const c_char,
@@ -310,6 +322,10 @@ unsafe extern "C" fn key_may_match(
     unsafe { ffi::key_may_match(key, length, filter, filter_length) }
 }
 
+/// LevelDB's `Name` callback: the static policy name.
+///
+/// # Safety
+/// None beyond being called through the C ABI; the state is not read.
 unsafe extern "C" fn name(_state: *mut c_void) -> *const c_char {
     ffi::NAME.as_ptr()
 }
