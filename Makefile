@@ -22,10 +22,15 @@ build:
 header:
 	LEVELDB_BLOOM_WRITE_HEADER=1 $(CARGO) build --release
 
+# The demo: a real LevelDB database in a temporary directory, written and read with
+# the swap (linked -lleveldb_bloom before -lleveldb), then read back by stock LevelDB.
 demo: deps build
 	$(CC) -std=c99 $(CSTRICT) -Iinclude examples/demo.c -o $(LIBDIR)/demo \
-	  -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lleveldb_bloom
-	$(LIBDIR)/demo
+	  -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lleveldb_bloom -lleveldb -lm
+	$(CC) -std=c99 $(CSTRICT) examples/demo_stock_reader.c -o $(LIBDIR)/demo-stock-reader \
+	  -lleveldb
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	  $(LIBDIR)/demo "$$dir/db" && $(LIBDIR)/demo-stock-reader "$$dir/db"
 
 test: deps
 	$(CARGO) fmt --check

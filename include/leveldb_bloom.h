@@ -59,14 +59,18 @@ int leveldb_bloom_swap_status(void);
 // this library's own. Every function here accepts either.
 //
 // Returns NULL when `bits_per_key` is negative (undefined in LevelDB), when memory
-// runs out, or when `LEVELDB_BLOOM_MAX_LIVE_POLICIES` policies are already live.
-// Release the policy with `leveldb_filterpolicy_destroy`, after every database
-// using it is closed.
+// runs out, when `LEVELDB_BLOOM_MAX_LIVE_POLICIES` policies are already live, or
+// when LevelDB is loaded but its C API cannot be reached from here (a NULL filter
+// policy makes LevelDB run without filters: slower, never wrong). Release the
+// policy with `leveldb_filterpolicy_destroy`, after every database using it is
+// closed.
 leveldb_filterpolicy_t *leveldb_filterpolicy_create_bloom(int bits_per_key);
 
 // Creates a policy that is always this library's own object, never a LevelDB one,
-// whatever else is loaded. Same rules as `leveldb_filterpolicy_create_bloom`; LevelDB
-// cannot shadow this name.
+// whatever else is loaded: for direct use, not for LevelDB's options. Same rules as
+// `leveldb_filterpolicy_create_bloom`; LevelDB cannot shadow this name. Release it
+// with `leveldb_bloom_policy_destroy`, which is this library's whatever the link
+// order (a program's `leveldb_filterpolicy_destroy` may be LevelDB's).
 leveldb_filterpolicy_t *leveldb_bloom_policy_create(int bits_per_key);
 
 // Releases a policy. NULL is ignored. A policy LevelDB made itself (its own bloom

@@ -5,12 +5,12 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 use libc::size_t;
 
-use crate::bloom::BloomFilterPolicy;
+use crate::bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 use crate::ffi::{self, guard, leveldb_filterpolicy_t};
 use crate::handle::{self, Policy};
 
@@ -54,6 +54,14 @@ fn leveldb() -> Option<&'static LevelDb> {
 
 pub(crate) fn leveldb_loaded() -> bool {
     leveldb().is_some()
+}
+
+/// Whether a LevelDB C API is visible in the process at all, usable from here or
+/// not. A program that has one must get LevelDB objects or NULL (no filter: slower,
+/// never wrong), never this library's own handles, which LevelDB would take for C++
+/// objects.
+pub(crate) fn leveldb_in_process() -> bool {
+    leveldb_loaded() || !global_symbol(c"leveldb_filterpolicy_create").is_null()
 }
 
 /// The load address of the object defining `address`, or NULL.
@@ -116,13 +124,69 @@ fn find_leveldb() -> Option<LevelDb> {
     }
 }
 
+/// The state behind a LevelDB object: the policy every function here finds through
+/// the registry, and the reserve of its `create_filter` callback.
+struct WrapperState {
+    policy: Box<Policy>,
+    reserve: Reserve,
+}
+
+/// A `malloc`'d match-all filter held back for the `create_filter` callback. LevelDB
+/// appends whatever that callback returns and `free()`s it; were it NULL with length
+/// 0, LevelDB would store an empty filter, which answers "absent" for every key. So
+/// when not even the 2-byte match-all filter can be allocated, the callback hands out
+/// the reserve, and refills it at its next successful call. Only if allocation fails
+/// again before a refill does it abort the process (see [`create_filter`]).
+struct Reserve(AtomicPtr<c_char>);
+
+impl Reserve {
+    fn new() -> Self {
+        let reserve = Self(AtomicPtr::new(ptr::null_mut()));
+        reserve.refill();
+        reserve
+    }
+
+    /// Allocates the reserve if it was handed out; costs one atomic load otherwise.
+    fn refill(&self) {
+        if !self.0.load(Ordering::Relaxed).is_null() {
+            return;
+        }
+        if let Some((filter, _)) = ffi::malloc_copy(&MATCH_ALL_FILTER) {
+            if self
+                .0
+                .compare_exchange(ptr::null_mut(), filter, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {
+                // SAFETY: just allocated and not handed out: another thread refilled first.
+                unsafe { libc::free(filter.cast()) };
+            }
+        }
+    }
+
+    /// The reserve filter (`MATCH_ALL_FILTER.len()` bytes), now the caller's, or NULL.
+    fn take(&self) -> *mut c_char {
+        self.0.swap(ptr::null_mut(), Ordering::AcqRel)
+    }
+}
+
+impl Drop for Reserve {
+    fn drop(&mut self) {
+        // SAFETY: NULL or a malloc'd filter that was never handed out.
+        unsafe { libc::free(self.take().cast()) };
+    }
+}
+
 /// A LevelDB policy object whose callbacks run this library, registered so every
-/// function here accepts it; NULL if LevelDB is absent or memory runs out.
+/// function here accepts it; NULL if LevelDB is absent or unusable, or memory runs
+/// out.
 pub(crate) fn new_leveldb_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
     let Some(leveldb) = leveldb() else {
         return ptr::null_mut();
     };
-    let state = Box::into_raw(Policy::new(bloom));
+    let state = Box::into_raw(Box::new(WrapperState {
+        policy: Policy::new(bloom),
+        reserve: Reserve::new(),
+    }));
     // SAFETY: LevelDB's leveldb_filterpolicy_create stores the state and callbacks;
     // it calls `destroy_state` exactly once, when the object is deleted.
     let wrapper = unsafe {
@@ -141,12 +205,14 @@ pub(crate) fn new_leveldb_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filte
     }
     // SAFETY: `state` stays live until `destroy_state`, which LevelDB cannot call
     // before the wrapper is returned to anyone.
+    let policy: *mut Policy = unsafe { &mut *(*state).policy };
+    // SAFETY: as above.
     unsafe {
-        (*state)
+        (*policy)
             .leveldb_wrapper
             .store(wrapper as usize, Ordering::Release)
     };
-    if handle::register(wrapper as usize, state) {
+    if handle::register(wrapper as usize, policy) {
         wrapper
     } else {
         // SAFETY: LevelDB's own object, not yet handed out; this frees the state too.
@@ -166,24 +232,38 @@ pub(crate) fn leveldb_destroy(handle: *mut leveldb_filterpolicy_t) {
 }
 
 /// # Safety
-/// LevelDB passes the state given to `leveldb_filterpolicy_create`: a live `Policy`.
-unsafe fn bloom<'a>(state: *mut c_void) -> &'a BloomFilterPolicy {
+/// LevelDB passes the state given to `leveldb_filterpolicy_create`: a live
+/// `WrapperState`.
+unsafe fn wrapper_state<'a>(state: *mut c_void) -> &'a WrapperState {
     // SAFETY: the caller's promise.
-    unsafe { &(*state.cast::<Policy>()).bloom }
+    unsafe { &*state.cast::<WrapperState>() }
 }
 
+/// LevelDB's destructor callback: frees the state and forgets the wrapper.
+///
+/// # Safety
+/// Called once, by LevelDB, with the state given to `leveldb_filterpolicy_create`.
 unsafe extern "C" fn destroy_state(state: *mut c_void) {
     guard(
         || (),
         || {
             // SAFETY: LevelDB calls this once, with the state from `new_leveldb_policy`,
             // made by Box::into_raw.
-            let policy = unsafe { Box::from_raw(state.cast::<Policy>()) };
-            handle::unregister(policy.leveldb_wrapper.load(Ordering::Acquire));
+            let state = unsafe { Box::from_raw(state.cast::<WrapperState>()) };
+            handle::unregister(state.policy.leveldb_wrapper.load(Ordering::Acquire));
         },
     )
 }
 
+/// LevelDB's `CreateFilter` callback. Never returns NULL: LevelDB would store an
+/// empty filter (see [`Reserve`]). When neither the filter nor the match-all filter
+/// can be allocated and the reserve is spent, it prints why on stderr and aborts,
+/// as a process that cannot allocate two bytes is about to fail anyway, and losing
+/// keys silently would be worse.
+///
+/// # Safety
+/// Called by LevelDB with our live state, `num_keys` readable keys described by the
+/// two arrays, and a writable `filter_length`.
 unsafe extern "C" fn create_filter(
     state: *mut c_void,
     key_array: *const *const c_char,
@@ -191,18 +271,46 @@ unsafe extern "C" fn create_filter(
     num_keys: c_int,
     filter_length: *mut size_t,
 ) -> *mut c_char {
-    // SAFETY: LevelDB passes our state and arrays of `num_keys` keys, and a length.
-    unsafe {
+    // SAFETY: LevelDB passes our state, arrays of `num_keys` keys, and a length.
+    let state = unsafe { wrapper_state(state) };
+    // SAFETY: as above.
+    let filter = unsafe {
         ffi::create_filter(
-            Some(bloom(state)),
+            Some(&state.policy.bloom),
             key_array,
             key_length_array,
             num_keys,
             filter_length,
         )
+    };
+    if !filter.is_null() {
+        state.reserve.refill();
+        return filter;
     }
+    // SAFETY: LevelDB passes a writable length; NULL (never seen) gets NULL back.
+    let Some(filter_length) = (unsafe { filter_length.as_mut() }) else {
+        return ptr::null_mut();
+    };
+    let reserve = state.reserve.take();
+    if reserve.is_null() {
+        abort_out_of_memory();
+    }
+    *filter_length = MATCH_ALL_FILTER.len();
+    reserve
 }
 
+fn abort_out_of_memory() -> ! {
+    const MESSAGE: &[u8] = b"leveldb-bloom: out of memory in LevelDB's CreateFilter callback: \
+        no filter can be returned, and an empty one would make LevelDB miss keys; aborting\n";
+    // SAFETY: writes a static buffer to stderr; nothing is allocated.
+    unsafe { libc::write(libc::STDERR_FILENO, MESSAGE.as_ptr().cast(), MESSAGE.len()) };
+    std::process::abort()
+}
+
+/// LevelDB's `KeyMayMatch` callback.
+///
+/// # Safety
+/// Called by LevelDB with readable key and filter bytes of the given lengths.
 unsafe extern "C" fn key_may_match(
     _state: *mut c_void,
     key: *const c_char,
@@ -214,6 +322,10 @@ unsafe extern "C" fn key_may_match(
     unsafe { ffi::key_may_match(key, length, filter, filter_length) }
 }
 
+/// LevelDB's `Name` callback: the static policy name.
+///
+/// # Safety
+/// None beyond being called through the C ABI; the state is not read.
 unsafe extern "C" fn name(_state: *mut c_void) -> *const c_char {
     ffi::NAME.as_ptr()
 }

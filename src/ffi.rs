@@ -111,7 +111,7 @@ unsafe fn lookup_policy<'a>(handle: *const leveldb_filterpolicy_t) -> Option<&'a
 }
 
 /// A `malloc`'d copy of `filter`, for the caller to `free()`.
-fn malloc_copy(filter: &[u8]) -> Option<(*mut c_char, usize)> {
+pub(crate) fn malloc_copy(filter: &[u8]) -> Option<(*mut c_char, usize)> {
     // SAFETY: malloc has no preconditions; NULL is handled.
     let buffer = unsafe { libc::malloc(filter.len()) }.cast::<u8>();
     if buffer.is_null() {
@@ -237,23 +237,27 @@ fn bits_per_key(bits_per_key: c_int) -> Option<BloomFilterPolicy> {
 /// this library's own. Every function here accepts either.
 ///
 /// Returns NULL when `bits_per_key` is negative (undefined in LevelDB), when memory
-/// runs out, or when `LEVELDB_BLOOM_MAX_LIVE_POLICIES` policies are already live.
-/// Release the policy with `leveldb_filterpolicy_destroy`, after every database
-/// using it is closed.
+/// runs out, when `LEVELDB_BLOOM_MAX_LIVE_POLICIES` policies are already live, or
+/// when LevelDB is loaded but its C API cannot be reached from here (a NULL filter
+/// policy makes LevelDB run without filters: slower, never wrong). Release the
+/// policy with `leveldb_filterpolicy_destroy`, after every database using it is
+/// closed.
 #[no_mangle]
 pub extern "C" fn leveldb_filterpolicy_create_bloom(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
     guard(ptr::null_mut, || match self::bits_per_key(bits_per_key) {
-        Some(bloom) if dropin::leveldb_loaded() => dropin::new_leveldb_policy(bloom),
+        Some(bloom) if dropin::leveldb_in_process() => dropin::new_leveldb_policy(bloom),
         Some(bloom) => new_own_handle(bloom),
         None => ptr::null_mut(),
     })
 }
 
 /// Creates a policy that is always this library's own object, never a LevelDB one,
-/// whatever else is loaded. Same rules as `leveldb_filterpolicy_create_bloom`; LevelDB
-/// cannot shadow this name.
+/// whatever else is loaded: for direct use, not for LevelDB's options. Same rules as
+/// `leveldb_filterpolicy_create_bloom`; LevelDB cannot shadow this name. Release it
+/// with `leveldb_bloom_policy_destroy`, which is this library's whatever the link
+/// order (a program's `leveldb_filterpolicy_destroy` may be LevelDB's).
 #[no_mangle]
 pub extern "C" fn leveldb_bloom_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t {
     guard(ptr::null_mut, || {

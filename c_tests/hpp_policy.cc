@@ -1,0 +1,165 @@
+// The C++ header, leveldb_bloom.hpp, as C++11 and C++17.
+//
+// Built with LevelDB (-lleveldb -lleveldb_bloom: LevelDB first, so
+// leveldb::NewBloomFilterPolicy is LevelDB's genuine policy, the reference) it checks
+// leveldb_bloom::Policy and leveldb_bloom::NewBloomFilterPolicy against LevelDB on
+// generated key sets. Built with -DLEVELDB_BLOOM_WITH_LEVELDB=0 and only
+// -lleveldb_bloom it checks the RAII handle alone, against this library's C API.
+// Exits 0 when every check passes.
+#include <leveldb_bloom.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+#if __cplusplus >= 201703L
+#include <string_view>
+#endif
+
+static_assert(!std::is_copy_constructible<leveldb_bloom::Policy>::value, "move-only");
+static_assert(!std::is_copy_assignable<leveldb_bloom::Policy>::value, "move-only");
+static_assert(std::is_nothrow_move_constructible<leveldb_bloom::Policy>::value, "movable");
+static_assert(std::is_nothrow_move_assignable<leveldb_bloom::Policy>::value, "movable");
+
+static int failures = 0;
+
+static void expect(bool ok, const char* what, int round) {
+  if (!ok) {
+    std::fprintf(stderr, "FAILED (round %d): %s\n", round, what);
+    failures++;
+  }
+}
+
+static std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+static std::uint64_t next() {
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return state;
+}
+
+// Keys of 0..40 random bytes, zeros and duplicates included.
+static std::vector<std::string> random_keys(std::size_t count) {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < count; i++) {
+    if (i > 0 && next() % 10 == 0) {
+      keys.push_back(keys[next() % i]);
+      continue;
+    }
+    std::string key(next() % 41, '\0');
+    for (char& byte : key) byte = static_cast<char>(next());
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+// The reference filter: LevelDB's own when linked in, else this library's C API.
+#if LEVELDB_BLOOM_WITH_LEVELDB
+static std::string reference_filter(int bits_per_key, const std::vector<std::string>& keys) {
+  std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(bits_per_key));
+  std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string filter;
+  policy->CreateFilter(slices.data(), static_cast<int>(slices.size()), &filter);
+  return filter;
+}
+#else
+static std::string reference_filter(int bits_per_key, const std::vector<std::string>& keys) {
+  leveldb_filterpolicy_t* policy = leveldb_bloom_policy_create(bits_per_key);
+  std::vector<const char*> pointers;
+  std::vector<std::size_t> lengths;
+  for (const std::string& key : keys) {
+    pointers.push_back(key.data());
+    lengths.push_back(key.size());
+  }
+  std::size_t length = 0;
+  char* bytes = leveldb_filterpolicy_create_filter(policy, pointers.data(), lengths.data(),
+                                                   static_cast<int>(keys.size()), &length);
+  std::string filter(bytes, length);
+  std::free(bytes);
+  leveldb_bloom_policy_destroy(policy);
+  return filter;
+}
+#endif
+
+static void check_policy(int round) {
+  const int bits_per_key = static_cast<int>(next() % 25);
+  const std::vector<std::string> keys = random_keys(next() % 300);
+  const std::string expected = reference_filter(bits_per_key, keys);
+  leveldb_bloom::Policy policy(bits_per_key);
+  expect(static_cast<bool>(policy) && policy.capi() != nullptr, "policy made", round);
+  expect(std::string(policy.name()) == "leveldb.BuiltinBloomFilter2", "name", round);
+  expect(policy.filter_length(keys.size()) == expected.size(), "filter_length", round);
+  expect(policy.create_filter(keys) == expected, "create_filter", round);
+
+  std::string appended("prefix");
+  expect(policy.append_filter(keys, &appended) == expected.size() &&
+             appended == "prefix" + expected,
+         "append_filter appends", round);
+
+  for (const std::string& key : keys)
+    expect(policy.key_may_match(key, expected), "a present key matches", round);
+  const std::vector<std::string> probes = random_keys(50);
+  for (const std::string& probe : probes) {
+    const std::string filter = random_keys(1)[0] + expected;  // any bytes at all
+    expect(policy.key_may_match(probe, filter) ==
+               (leveldb_filterpolicy_key_may_match(policy.capi(), probe.data(), probe.size(),
+                                                   filter.data(), filter.size()) != 0),
+           "key_may_match on any bytes", round);
+  }
+
+#if LEVELDB_BLOOM_WITH_LEVELDB
+  std::unique_ptr<const leveldb::FilterPolicy> reference(leveldb::NewBloomFilterPolicy(bits_per_key));
+  std::unique_ptr<const leveldb::FilterPolicy> ours(leveldb_bloom::NewBloomFilterPolicy(bits_per_key));
+  expect(ours != nullptr && std::string(ours->Name()) == reference->Name(), "Name", round);
+  std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string dst("prefix");
+  ours->CreateFilter(slices.data(), static_cast<int>(slices.size()), &dst);
+  expect(dst == "prefix" + expected, "CreateFilter appends LevelDB's filter", round);
+  expect(policy.append_filter(slices, &appended) == expected.size(), "Slices as keys", round);
+  for (const std::string& probe : probes) {
+    for (const std::string& filter : {expected, random_keys(1)[0]}) {
+      expect(ours->KeyMayMatch(probe, filter) == reference->KeyMayMatch(probe, filter),
+             "KeyMayMatch answers as LevelDB's", round);
+    }
+  }
+#endif
+#if __cplusplus >= 201703L
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  expect(policy.create_filter(views) == expected, "string_views as keys", round);
+#endif
+}
+
+// Moved-from and refused policies are empty, and empty ones are fail-safe.
+static void check_empty() {
+  leveldb_bloom::Policy policy(10);
+  leveldb_bloom::Policy moved(std::move(policy));
+  expect(!policy && policy.capi() == nullptr && static_cast<bool>(moved), "move", 0);
+  leveldb_bloom::Policy assigned(20);
+  assigned = std::move(moved);  // releases the 20-bit policy
+  expect(!moved && static_cast<bool>(assigned), "move assignment", 0);
+  leveldb_bloom::Policy refused(-1);
+  expect(!refused, "a negative bits_per_key is refused", 0);
+  for (const leveldb_bloom::Policy* empty : {&policy, &refused}) {
+    const std::vector<std::string> keys = random_keys(10);
+    expect(empty->name() == nullptr, "an empty policy has no name", 0);
+    expect(empty->create_filter(keys) == std::string("\x00\xff", 2), "empty: match-all", 0);
+    expect(empty->key_may_match(std::string("k"), std::string("\x00\x00\x01", 3)),
+           "empty: matches", 0);
+  }
+#if LEVELDB_BLOOM_WITH_LEVELDB
+  expect(leveldb_bloom::NewBloomFilterPolicy(-1) == nullptr, "NewBloomFilterPolicy(-1)", 0);
+  expect((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) == 0,
+         "LevelDB's own NewBloomFilterPolicy is the reference", 0);
+#endif
+}
+
+int main() {
+  check_empty();
+  for (int round = 1; round <= 200; round++) check_policy(round);
+  std::printf("%s\n", failures == 0 ? "hpp ok" : "FAILED");
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,215 @@
+// leveldb_bloom.hpp: the C++ layer of libleveldb_bloom, header-only, C++11 and later.
+//
+// Two things, both calling straight into the library under its own `leveldb_bloom_`
+// names, which LevelDB cannot shadow, so they reach it whatever the link order:
+//
+// - leveldb_bloom::Policy, an RAII, move-only bloom filter policy for direct use, with
+//   or without LevelDB: build a filter into a std::string, query it.
+//
+//     leveldb_bloom::Policy policy(10);
+//     std::vector<std::string> keys = {"hello", "world"};
+//     std::string filter = policy.create_filter(keys);  // 11 40 00 41 44 10 40 10 06
+//     bool maybe = policy.key_may_match(std::string("hello"), filter);
+//
+// - leveldb_bloom::NewBloomFilterPolicy(bits_per_key), LevelDB's
+//   leveldb::NewBloomFilterPolicy made explicit, for Options::filter_policy. It is
+//   declared when <leveldb/filter_policy.h> is available (or when the program defines
+//   LEVELDB_BLOOM_WITH_LEVELDB to 1; defining it to 0 leaves it out).
+//
+//     leveldb::Options options;
+//     options.filter_policy = leveldb_bloom::NewBloomFilterPolicy(10);
+//     ... open, use and close (delete) every database using it ...
+//     delete options.filter_policy;
+//
+// Link with -lleveldb_bloom (and -lleveldb for the second), in either order.
+#ifndef LEVELDB_BLOOM_HPP
+#define LEVELDB_BLOOM_HPP
+
+#include <leveldb_bloom.h>
+
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#ifndef LEVELDB_BLOOM_WITH_LEVELDB
+#if defined(__has_include)
+#if __has_include(<leveldb/filter_policy.h>)
+#define LEVELDB_BLOOM_WITH_LEVELDB 1
+#endif
+#endif
+#endif
+#ifndef LEVELDB_BLOOM_WITH_LEVELDB
+#define LEVELDB_BLOOM_WITH_LEVELDB 0
+#endif
+
+#if LEVELDB_BLOOM_WITH_LEVELDB
+#include <leveldb/filter_policy.h>
+#include <leveldb/slice.h>
+#endif
+
+namespace leveldb_bloom {
+
+/// A bloom filter policy of this library (LevelDB's "leveldb.BuiltinBloomFilter2",
+/// byte for byte), owning a handle from leveldb_bloom_policy_create and releasing it
+/// with leveldb_bloom_policy_destroy. Move-only; moved-from and failed policies are
+/// empty.
+///
+/// An empty policy is still safe: it builds the match-all filter (00 FF) and its
+/// key_may_match answers true, so it never loses a key.
+class Policy {
+ public:
+  /// Each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes
+  /// (truncated, clamped to 1..=30). Empty when the library refuses: a negative
+  /// `bits_per_key`, no memory, or LEVELDB_BLOOM_MAX_LIVE_POLICIES policies live.
+  explicit Policy(int bits_per_key) : ptr_(leveldb_bloom_policy_create(bits_per_key)) {}
+
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
+  Policy(Policy&&) = default;
+  Policy& operator=(Policy&&) = default;
+
+  /// Whether the policy holds a handle.
+  explicit operator bool() const { return ptr_ != nullptr; }
+
+  /// The C handle, still owned by this object (NULL if empty).
+  const leveldb_filterpolicy_t* capi() const { return ptr_.get(); }
+
+  /// "leveldb.BuiltinBloomFilter2", a static string; nullptr if empty.
+  const char* name() const { return leveldb_filterpolicy_name(ptr_.get()); }
+
+  /// The length of the filter for `num_keys` keys, k byte included; 0 if empty or
+  /// too large to address.
+  std::size_t filter_length(std::size_t num_keys) const {
+    return leveldb_bloom_filter_length(ptr_.get(), num_keys);
+  }
+
+  /// Appends the filter of `num_keys` keys (key i: `lengths[i]` bytes at `keys[i]`)
+  /// to `*dst`, written in place, as LevelDB's CreateFilter does. Returns how many
+  /// bytes were appended. When the filter cannot be built (empty policy, bad
+  /// arguments, a filter too large for a std::string), appends the match-all filter
+  /// 00 FF instead; throws std::bad_alloc only if even those 2 bytes cannot be.
+  std::size_t append_filter(const char* const* keys, const std::size_t* lengths,
+                            std::size_t num_keys, std::string* dst) const {
+    const std::size_t start = dst->size();
+    std::size_t length = filter_length(num_keys);
+    if (length < kMatchAllLength) length = kMatchAllLength;  // room for 00 FF
+    try {
+      dst->resize(start + length);
+    } catch (const std::exception&) {  // std::bad_alloc, std::length_error
+      length = kMatchAllLength;        // the library writes 00 FF: wrong length
+      dst->resize(start + length);
+    }
+    const std::size_t written =
+        leveldb_bloom_write_filter(ptr_.get(), keys, lengths, num_keys, &(*dst)[start], length);
+    dst->resize(start + written);
+    return written;
+  }
+
+  /// The same for any range of keys with data() and size() (std::string,
+  /// leveldb::Slice, std::string_view, ...). The pointer and length arrays the C
+  /// interface takes are the only copy; the keys' bytes are not copied.
+  template <typename Keys>
+  std::size_t append_filter(const Keys& keys, std::string* dst) const {
+    std::vector<const char*> pointers;
+    std::vector<std::size_t> lengths;
+    for (const auto& key : keys) {
+      pointers.push_back(key.data());
+      lengths.push_back(key.size());
+    }
+    return append_filter(pointers.data(), lengths.data(), pointers.size(), dst);
+  }
+
+  /// The filter for `keys`; see append_filter.
+  template <typename Keys>
+  std::string create_filter(const Keys& keys) const {
+    std::string filter;
+    append_filter(keys, &filter);
+    return filter;
+  }
+
+  /// LevelDB's KeyMayMatch: false when `key` is certainly not among the filter's
+  /// keys. Works on any bytes; an empty policy answers true.
+  bool key_may_match(const char* key, std::size_t length, const char* filter,
+                     std::size_t filter_length) const {
+    return leveldb_filterpolicy_key_may_match(ptr_.get(), key, length, filter, filter_length) !=
+           0;
+  }
+
+  bool key_may_match(const std::string& key, const std::string& filter) const {
+    return key_may_match(key.data(), key.size(), filter.data(), filter.size());
+  }
+
+ private:
+  static const std::size_t kMatchAllLength = 2;
+
+  struct Deleter {
+    void operator()(leveldb_filterpolicy_t* policy) const { leveldb_bloom_policy_destroy(policy); }
+  };
+  std::unique_ptr<leveldb_filterpolicy_t, Deleter> ptr_;
+};
+
+#if LEVELDB_BLOOM_WITH_LEVELDB
+
+/// A leveldb::FilterPolicy whose filters are built and matched by this library:
+/// what NewBloomFilterPolicy below returns.
+class FilterPolicy : public leveldb::FilterPolicy {
+ public:
+  /// "leveldb.BuiltinBloomFilter2", the name LevelDB stores with each filter block.
+  const char* Name() const override { return policy_.name(); }
+
+  /// Appends the filter of `keys` to `*dst`, written in place. LevelDB hands over an
+  /// array of Slices and the C interface takes arrays of pointers and lengths: that
+  /// conversion is the one copy the interface forces. Never appends an empty filter
+  /// (which LevelDB reads as "no key matches"): whatever cannot be built is 00 FF.
+  void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
+    const std::size_t count = n > 0 ? static_cast<std::size_t>(n) : 0;
+    std::vector<const char*> pointers;
+    std::vector<std::size_t> lengths;
+    try {
+      pointers.resize(count);
+      lengths.resize(count);
+    } catch (const std::bad_alloc&) {
+      dst->append("\x00\xff", 2);  // the match-all filter
+      return;
+    }
+    for (std::size_t i = 0; i < count; i++) {
+      pointers[i] = keys[i].data();
+      lengths[i] = keys[i].size();
+    }
+    policy_.append_filter(pointers.data(), lengths.data(), count, dst);
+  }
+
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
+    return policy_.key_may_match(key.data(), key.size(), filter.data(), filter.size());
+  }
+
+  /// The library policy behind it, for direct use.
+  const Policy& policy() const { return policy_; }
+
+ private:
+  explicit FilterPolicy(Policy policy) : policy_(std::move(policy)) {}
+  friend const leveldb::FilterPolicy* NewBloomFilterPolicy(int bits_per_key);
+
+  Policy policy_;
+};
+
+/// LevelDB's leveldb::NewBloomFilterPolicy(bits_per_key), calling this library
+/// directly: same filters, same name, whatever the link order. The caller owns the
+/// result: `delete` it after closing (deleting) every database that uses it.
+/// Returns nullptr when the library refuses (see Policy's constructor) or memory
+/// runs out; LevelDB then runs without filters: slower, never wrong.
+inline const leveldb::FilterPolicy* NewBloomFilterPolicy(int bits_per_key) {
+  Policy policy(bits_per_key);
+  if (!policy) return nullptr;
+  return new (std::nothrow) FilterPolicy(std::move(policy));
+}
+
+#endif  // LEVELDB_BLOOM_WITH_LEVELDB
+
+}  // namespace leveldb_bloom
+
+#endif  // LEVELDB_BLOOM_HPP
