@@ -173,7 +173,7 @@ fn run(exe: &Path, swap: Swap, mode: &str, dir: &Scratch, keys: u32, env: &[(&st
     if swap == Swap::Preload {
         preload = format!("{preload} {}", lib_path().display());
     }
-    let mut command = Command::new(exe);
+    let mut command = common::command(exe);
     command
         .args([mode, dir.path(), &keys.to_string()])
         .env("LD_PRELOAD", preload)
@@ -495,7 +495,7 @@ fn create_filter_callback_never_returns_an_empty_filter() {
     });
     assert!(common::run(Command::new(&exe).arg("reserve")).contains("reserve ok"));
 
-    let output = Command::new(&exe).arg("abort").output().unwrap();
+    let output = common::command(&exe).arg("abort").output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(output.status.signal(), Some(libc::SIGABRT), "{stderr}");

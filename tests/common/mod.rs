@@ -140,9 +140,19 @@ impl Program {
     }
 }
 
+/// A command for a harness or tool. `cargo test` puts `target/<profile>` on
+/// `LD_LIBRARY_PATH`, where a `libleveldb_bloom.so` left by an earlier `make build`
+/// would shadow the library this run built; the harnesses find theirs by rpath.
+pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.env_remove("LD_LIBRARY_PATH");
+    command
+}
+
 /// Runs a command and panics, showing its output, unless it exits 0; returns stdout.
 pub fn run(command: &mut Command) -> String {
     let output: Output = command
+        .env_remove("LD_LIBRARY_PATH")
         .output()
         .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -179,7 +189,7 @@ pub fn valgrind(program: &Path) -> Command {
 /// (valgrind's `--errors-for-leak-kinds` list), fails the run. Programs on LevelDB
 /// need "definite,indirect": its background thread is still running at exit.
 pub fn valgrind_failing_on(program: &Path, leak_kinds: &str) -> Command {
-    let mut command = Command::new("valgrind");
+    let mut command = command("valgrind");
     command.args(["--quiet", "--error-exitcode=99", "--leak-check=full"]);
     command.arg(format!("--errors-for-leak-kinds={leak_kinds}"));
     command.arg(format!("--show-leak-kinds={leak_kinds}"));
