@@ -167,9 +167,9 @@ pub(crate) fn leveldb_destroy(handle: *mut leveldb_filterpolicy_t) {
 
 /// # Safety
 /// LevelDB passes the state given to `leveldb_filterpolicy_create`: a live `Policy`.
-unsafe fn bloom<'a>(state: *mut c_void) -> &'a BloomFilterPolicy {
+unsafe fn policy<'a>(state: *mut c_void) -> &'a Policy {
     // SAFETY: the caller's promise.
-    unsafe { &(*state.cast::<Policy>()).bloom }
+    unsafe { &*state.cast::<Policy>() }
 }
 
 unsafe extern "C" fn destroy_state(state: *mut c_void) {
@@ -194,7 +194,7 @@ unsafe extern "C" fn create_filter(
     // SAFETY: LevelDB passes our state and arrays of `num_keys` keys, and a length.
     unsafe {
         ffi::create_filter(
-            Some(bloom(state)),
+            Some(&policy(state).bloom),
             key_array,
             key_length_array,
             num_keys,
@@ -204,14 +204,14 @@ unsafe extern "C" fn create_filter(
 }
 
 unsafe extern "C" fn key_may_match(
-    _state: *mut c_void,
+    state: *mut c_void,
     key: *const c_char,
     length: size_t,
     filter: *const c_char,
     filter_length: size_t,
 ) -> u8 {
-    // SAFETY: LevelDB passes readable key and filter bytes.
-    unsafe { ffi::key_may_match(key, length, filter, filter_length) }
+    // SAFETY: LevelDB passes our state, and readable key and filter bytes.
+    unsafe { ffi::key_may_match(policy(state), key, length, filter, filter_length) }
 }
 
 unsafe extern "C" fn name(_state: *mut c_void) -> *const c_char {
