@@ -3,7 +3,7 @@
 //! then are the probes tested or set: the memory of a whole group is fetched at once
 //! instead of one key's after another's.
 
-use super::remainder::{BitCount, Reduce};
+use super::remainder::{BitCount, Locate};
 use super::{all_set, set_all, Probes};
 use crate::simd::{self, SimdLevel};
 
@@ -53,13 +53,13 @@ fn query<I, R, T>(keys: I, array: &[u8], num_probes: u8, bits: R, results: &mut 
 where
     I: IntoIterator,
     I::Item: AsRef<[u8]>,
-    R: Reduce,
+    R: Locate,
     T: From<bool>,
 {
     let mut results = results.iter_mut();
     for_each_group(keys, level, |hashes| {
         for &h in hashes {
-            simd::prefetch(array, bits.reduce(h) / 8);
+            simd::prefetch(array, bits.locate(h).0);
         }
         for (&h, result) in hashes.iter().zip(&mut results) {
             *result = all_set(array, h, num_probes, bits).into();
@@ -73,7 +73,7 @@ where
     I: IntoIterator,
     I::Item: AsRef<[u8]>,
 {
-    match BitCount::new(array.len() as u64 * 8) {
+    match BitCount::new(array.len()) {
         BitCount::Small(r) => add(keys, array, num_probes, r, level),
         BitCount::Huge(r) => add(keys, array, num_probes, r, level),
     }
@@ -83,11 +83,11 @@ fn add<I, R>(keys: I, array: &mut [u8], num_probes: u8, bits: R, level: SimdLeve
 where
     I: IntoIterator,
     I::Item: AsRef<[u8]>,
-    R: Reduce,
+    R: Locate,
 {
     for_each_group(keys, level, |hashes| {
         for &h in hashes {
-            simd::prefetch(array, bits.reduce(h) / 8);
+            simd::prefetch(array, bits.locate(h).0);
         }
         for &h in hashes {
             set_all(array, h, num_probes, bits);

@@ -1,85 +1,87 @@
 //! `h % bits` without a division.
 //!
-//! LevelDB reduces every probe with a 64-bit `%`, its most expensive instruction.
-//! For a bit count under 2^32 the remainder is computed instead from a precomputed
-//! reciprocal with two multiplications (Lemire, Kaser and Kurz, "Faster Remainder by
-//! Direct Computation", 2019), exact for every 32-bit h; a count of 2^32 or more
-//! leaves every 32-bit h unchanged. The two cases are separate types so that each
-//! probe loop is compiled for one of them, with no test per probe.
+//! LevelDB reduces every probe with a 64-bit `%`. For a bit count under 2^32 the
+//! remainder is computed instead from a precomputed reciprocal (Lemire, Kaser and
+//! Kurz, "Faster Remainder by Direct Computation", 2019: exact for every 32-bit h),
+//! and with a single multiplication that gives the byte and the bit at once; a count
+//! of 2^32 or more leaves every 32-bit h unchanged. The two cases are separate types
+//! so that each probe loop is compiled for one of them, with no test per probe.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How a probe's 32-bit hash becomes a bit position below the filter's bit count.
-pub(crate) trait Reduce: Copy {
-    /// `h % bits`, as LevelDB's 64-bit `size_t` arithmetic computes it.
-    fn reduce(self, h: u32) -> usize;
+/// Where a probe's 32-bit hash lands in a filter's bit array.
+pub(crate) trait Locate: Copy {
+    /// The byte and the bit within it (LSB first) of position `h % bits`, computed
+    /// as LevelDB's 64-bit `size_t` arithmetic does.
+    fn locate(self, h: u32) -> (usize, u32);
 }
 
-/// A bit count below 2^32 with its reciprocal `ceil(2^64 / bits)`.
+/// A bit array of `bytes` bytes, fewer than 2^32 bits, with the reciprocal of its
+/// bit count, `ceil(2^64 / (8 × bytes))`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FastRemainder {
-    bits: u64,
+    bytes: u64,
     reciprocal: u64,
 }
 
-/// A bit count of 2^32 or more: h is its own remainder.
+/// A bit array of 2^32 bits or more: h is its own remainder.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Unreduced;
 
-impl Reduce for FastRemainder {
+impl Locate for FastRemainder {
     #[inline(always)]
-    fn reduce(self, h: u32) -> usize {
-        // The fraction h / bits in 64-bit fixed point; its integer part times bits is
-        // dropped by the wrap, and the fractional part times bits is the remainder.
+    fn locate(self, h: u32) -> (usize, u32) {
+        // `fraction` is h / bits in 64-bit fixed point, its integer part dropped by
+        // the wrap; the remainder is fraction × bits / 2^64, rounded down. With bits
+        // = 8 × bytes and fraction × bytes = high:low, that is 8 × high + (low >> 61):
+        // the byte is the high word, the bit the low word's top three bits.
         let fraction = self.reciprocal.wrapping_mul(u64::from(h));
-        ((u128::from(fraction) * u128::from(self.bits)) >> 64) as usize
+        let product = u128::from(fraction) * u128::from(self.bytes);
+        ((product >> 64) as usize, (product as u64 >> 61) as u32)
     }
 }
 
-impl Reduce for Unreduced {
+impl Locate for Unreduced {
     #[inline(always)]
-    fn reduce(self, h: u32) -> usize {
-        h as usize
+    fn locate(self, h: u32) -> (usize, u32) {
+        (h as usize / 8, h % 8)
     }
 }
 
-/// A filter's bit count, ready for reducing probes.
+/// A filter's bit count, ready for locating probes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum BitCount {
     Small(FastRemainder),
     Huge(Unreduced),
 }
 
+/// The bit count of a bit array of `bytes` bytes, if below 2^32.
+fn small_bit_count(bytes: usize) -> Option<u32> {
+    u32::try_from(bytes).ok()?.checked_mul(8)
+}
+
 impl BitCount {
-    /// `bits` must be at least 2 (a filter has at least 8).
-    pub(crate) fn new(bits: u64) -> Self {
-        match u32::try_from(bits) {
-            Ok(d) => Self::with_reciprocal(d, reciprocal(d)),
-            Err(_) => Self::Huge(Unreduced),
+    /// The bit count of a bit array of `bytes` bytes, at least one.
+    pub(crate) fn new(bytes: usize) -> Self {
+        match small_bit_count(bytes) {
+            Some(bits) => Self::with_reciprocal(bits, reciprocal(bits)),
+            None => Self::Huge(Unreduced),
         }
     }
 
     /// As [`new`](Self::new), taking the reciprocal from `cache` when it holds it.
-    pub(crate) fn cached(bits: u64, cache: &ReciprocalCache) -> Self {
-        match u32::try_from(bits) {
-            Ok(d) => Self::with_reciprocal(d, cache.reciprocal(d)),
-            Err(_) => Self::Huge(Unreduced),
+    pub(crate) fn cached(bytes: usize, cache: &ReciprocalCache) -> Self {
+        match small_bit_count(bytes) {
+            Some(bits) => Self::with_reciprocal(bits, cache.reciprocal(bits)),
+            None => Self::Huge(Unreduced),
         }
     }
 
     fn with_reciprocal(bits: u32, reciprocal: u64) -> Self {
         Self::Small(FastRemainder {
-            bits: bits.into(),
+            bytes: u64::from(bits / 8),
             reciprocal,
         })
-    }
-
-    #[cfg(test)]
-    pub(crate) fn reduce(self, h: u32) -> usize {
-        match self {
-            Self::Small(r) => r.reduce(h),
-            Self::Huge(r) => r.reduce(h),
-        }
     }
 }
 
@@ -136,38 +138,51 @@ impl ReciprocalCache {
 mod tests {
     use super::*;
 
-    /// Checks `reduce(h) == h % d` for every 32-bit h, with no division: h runs
-    /// through the blocks `[q·d, (q+1)·d)`, where the remainder is `h - q·d`.
-    /// Mismatches are OR-ed rather than branched on, so 2^32 cases take about a
-    /// second in a release build.
-    fn check_every_h(d: u32) {
-        let BitCount::Small(fast) = BitCount::new(d.into()) else {
-            panic!("{d} is below 2^32");
+    /// `h % bits` as the probe functions compute it.
+    fn remainder(count: BitCount, h: u32) -> u64 {
+        let (byte, bit) = match count {
+            BitCount::Small(r) => r.locate(h),
+            BitCount::Huge(r) => r.locate(h),
         };
-        let end = 1u64 << 32;
-        let mut mismatch = 0usize;
-        for block in (0..end).step_by(d as usize) {
-            for h in block..(block + u64::from(d)).min(end) {
-                mismatch |= fast.reduce(h as u32) ^ (h - block) as usize;
-            }
-        }
-        assert_eq!(mismatch, 0, "h % {d} differs for some h");
+        8 * byte as u64 + u64::from(bit)
     }
 
-    // 2^32 cases per divisor: run only where optimised (`cargo test --release`).
+    /// Checks the remainder for every 32-bit h, with no division: h runs through the
+    /// blocks `[q·bits, (q+1)·bits)`, where the remainder is `h - q·bits`. Mismatches
+    /// are OR-ed rather than branched on; 2^32 cases take a few seconds of CPU in a
+    /// release build.
+    fn check_every_h(bytes: usize) {
+        let BitCount::Small(fast) = BitCount::new(bytes) else {
+            panic!("{bytes} bytes hold fewer than 2^32 bits");
+        };
+        let bits = 8 * bytes as u64;
+        let end = 1u64 << 32;
+        let mut mismatch = 0;
+        let mut block = 0;
+        while block < end {
+            let stop = (block + bits).min(end);
+            let (mut h, mut expected) = (block, 0);
+            while h < stop {
+                let (byte, bit) = fast.locate(h as u32);
+                mismatch |= (8 * byte as u64 + u64::from(bit)) ^ expected;
+                h += 1;
+                expected += 1;
+            }
+            block = stop;
+        }
+        assert_eq!(mismatch, 0, "h % {bits} differs for some h");
+    }
+
+    // 2^32 cases per bit count: run only where optimised (`cargo test --release`).
+    // Bit counts are whole bytes, so these are the smallest, one that is not a power
+    // of two, one near 2^31, and the largest below 2^32.
     #[test]
     #[cfg_attr(debug_assertions, ignore = "exhaustive: run with --release")]
     fn remainder_is_exact_for_every_h() {
-        let divisors = [
-            64,            // the smallest filter
-            80_000,        // 1,000 keys at 10 bits per key: not a power of two
-            (1 << 31) + 8, // near 2^31
-            u32::MAX - 7,  // the largest filter below 2^32 bits
-            u32::MAX,      // the largest divisor of all
-        ];
+        let byte_counts = [8, 10_000, (1 << 28) + 1, (1 << 29) - 1];
         std::thread::scope(|scope| {
-            for d in divisors {
-                scope.spawn(move || check_every_h(d));
+            for bytes in byte_counts {
+                scope.spawn(move || check_every_h(bytes));
             }
         });
     }
@@ -182,18 +197,20 @@ mod tests {
     }
 
     #[test]
-    fn remainder_matches_division_for_random_divisors() {
+    fn remainder_matches_division_for_random_bit_counts() {
         let mut state = 0x5eed;
         for i in 0..100_000 {
-            // Every magnitude of divisor, then h anywhere.
-            let d = (random(&mut state) >> (32 + i % 31)).max(2) as u32;
-            let count = BitCount::new(d.into());
+            // Every magnitude of bit count below 2^32, then h anywhere.
+            let bytes = (random(&mut state) >> (35 + i % 29)).max(1) as usize;
+            let (count, bits) = (BitCount::new(bytes), 8 * bytes as u64);
+            assert!(matches!(count, BitCount::Small(_)));
             for _ in 0..50 {
                 let h = random(&mut state) as u32;
-                assert_eq!(count.reduce(h), (h % d) as usize, "{h} % {d}");
+                assert_eq!(remainder(count, h), u64::from(h) % bits, "{h} % {bits}");
             }
-            for h in [0, 1, d - 1, d, d.wrapping_add(1), u32::MAX - 1, u32::MAX] {
-                assert_eq!(count.reduce(h), (h % d) as usize, "{h} % {d}");
+            for h in [0, 1, bits - 1, bits, bits + 1, u64::from(u32::MAX)] {
+                let h = h as u32;
+                assert_eq!(remainder(count, h), u64::from(h) % bits, "{h} % {bits}");
             }
         }
     }
@@ -201,15 +218,15 @@ mod tests {
     #[test]
     fn bit_counts_of_2_pow_32_and_more_leave_h_unchanged() {
         let mut state = 7;
-        for bits in [1u64 << 32, (1 << 32) + 8, 1 << 40, u64::MAX] {
-            let count = BitCount::new(bits);
+        for bytes in [1usize << 29, (1 << 29) + 1, 1 << 37, usize::MAX / 8] {
+            let count = BitCount::new(bytes);
             assert!(matches!(count, BitCount::Huge(_)));
             for h in [0, 1, 12345, u32::MAX - 1, u32::MAX] {
-                assert_eq!(count.reduce(h), h as usize);
+                assert_eq!(remainder(count, h), u64::from(h));
             }
             for _ in 0..10_000 {
                 let h = random(&mut state) as u32;
-                assert_eq!(count.reduce(h) as u64, u64::from(h) % bits);
+                assert_eq!(remainder(count, h), u64::from(h) % (8 * bytes as u64));
             }
         }
     }
@@ -250,5 +267,14 @@ mod tests {
                 });
             }
         });
+        // A cached bit count locates as a fresh one.
+        for bytes in [8, 9, 1250, 125_000] {
+            let (BitCount::Small(fresh), BitCount::Small(cached)) =
+                (BitCount::new(bytes), BitCount::cached(bytes, &cache))
+            else {
+                unreachable!("small counts");
+            };
+            assert_eq!(fresh.reciprocal, cached.reciprocal);
+        }
     }
 }

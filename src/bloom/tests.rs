@@ -136,7 +136,7 @@ fn filter_one_key_at_a_time(policy: &BloomFilterPolicy, keys: &[Vec<u8>]) -> Vec
     let mut filter = vec![0; policy.filter_len(keys.len()).unwrap()];
     let (k, array) = filter.split_last_mut().unwrap();
     *k = policy.num_probes();
-    let BitCount::Small(bits) = BitCount::new(array.len() as u64 * 8) else {
+    let BitCount::Small(bits) = BitCount::new(array.len()) else {
         unreachable!("small test filters");
     };
     for key in keys {
@@ -222,11 +222,22 @@ fn batch_needs_one_result_per_key() {
 }
 
 /// Filters of 2^32 bits or more take the unreduced path: h itself is the position.
-/// A 512 MiB array is too much for a unit test, so the probe functions are checked
-/// directly on a small array with positions that stay in it.
+/// A 512 MiB filter is too much for a unit test, so the probe functions run on a
+/// 1 MiB array with hashes whose probes stay in it: h = 2^22 + j·2^17 has δ = 32 + j.
 #[test]
 fn unreduced_probes_are_the_hash_itself() {
-    let positions: Vec<usize> = probes(0x0000_1234, 3, remainder::Unreduced).collect();
-    let delta = 0x1234u32.rotate_right(17) as usize;
-    assert_eq!(positions, [0x1234, (0x1234 + delta) % (1 << 32), (0x1234 + 2 * delta) % (1 << 32)]);
+    let mut array = vec![0u8; 1 << 20];
+    for j in 0..8u32 {
+        let h = (1 << 22) + (j << 17);
+        let positions: Vec<u32> = (0..6).map(|i| h + i * (32 + j)).collect();
+        let located: Vec<(usize, u32)> = probes(h, 6, remainder::Unreduced).collect();
+        let expected: Vec<(usize, u32)> = positions.iter().map(|&p| (p as usize / 8, p % 8)).collect();
+        assert_eq!(located, expected);
+        assert!(!all_set(&array, h, 6, remainder::Unreduced));
+        set_all(&mut array, h, 6, remainder::Unreduced);
+        assert!(all_set(&array, h, 6, remainder::Unreduced));
+        for p in positions {
+            assert_ne!(array[p as usize / 8] & (1 << (p % 8)), 0);
+        }
+    }
 }
