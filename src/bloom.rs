@@ -10,6 +10,7 @@ mod remainder;
 use crate::hash::hash;
 use crate::simd::SimdLevel;
 pub(crate) use remainder::ReciprocalCache;
+pub(crate) use remainder::FastRemainder;
 use remainder::{BitCount, Locate};
 
 /// The name LevelDB stores with every filter block of this format.
@@ -25,7 +26,7 @@ const MIN_BITS: u64 = 64;
 /// k is `bits_per_key * 0.69` (≈ ln 2, the optimum), truncated, clamped to
 /// `1..=MAX_PROBES`. Readers treat a k byte above this as reserved for other
 /// encodings and answer "may match".
-const MAX_PROBES: u8 = 30;
+pub(crate) const MAX_PROBES: u8 = 30;
 
 /// The smallest filter that matches every key: a one-byte bit array and a reserved k.
 /// It is what a filter degrades to when the real one cannot be built.
@@ -245,14 +246,17 @@ impl<'a> Filter<'a> {
         T: From<bool>,
     {
         assert_eq!(keys.len(), results.len(), "one result per key");
+        let keys = keys.iter().map(AsRef::as_ref);
         self.may_contain_each(keys, results, SimdLevel::active());
     }
 
     /// The batch query at a given SIMD level; `results` as long as `keys`.
-    pub(crate) fn may_contain_each<I, T>(&self, keys: I, results: &mut [T], level: SimdLevel)
-    where
-        I: IntoIterator,
-        I::Item: AsRef<[u8]>,
+    pub(crate) fn may_contain_each<'k, T>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        results: &mut [T],
+        level: SimdLevel,
+    ) where
         T: From<bool>,
     {
         match self.answer {
@@ -286,30 +290,33 @@ fn probe_bit<L: Locate>(array: &[u8], h: u32, bits: L) -> u8 {
     array.get(byte).map_or(1, |byte| (byte >> bit) & 1)
 }
 
-/// Probes tested per branch in [`all_set`].
-const PROBES_PER_BRANCH: u8 = 3;
-
-/// Whether every probe of `h` finds its bit set. Probes are tested three at a time,
-/// their bits AND-ed, with one branch per three: whether one probe of an absent key
-/// hits a set bit is a coin toss the branch predictor cannot learn, while three
-/// rarely all do, so rejecting a key costs a few more loads instead of a mispredicted
-/// branch. A present key takes every probe either way.
+/// Whether every probe of `h` finds its bit set.
 #[inline(always)]
 fn all_set<L: Locate>(array: &[u8], h: u32, num_probes: u8, bits: L) -> bool {
     let delta = h.rotate_right(17);
-    let mut h = h;
-    let mut left = num_probes;
-    while left >= PROBES_PER_BRANCH {
-        let (h1, h2) = (h.wrapping_add(delta), h.wrapping_add(delta.wrapping_mul(2)));
-        if probe_bit(array, h, bits) & probe_bit(array, h1, bits) & probe_bit(array, h2, bits)
-            == 0
-        {
+    all_probes_set(num_probes, |i| {
+        probe_bit(array, h.wrapping_add(delta.wrapping_mul(i.into())), bits)
+    })
+}
+
+/// Probes tested per branch in [`all_probes_set`].
+pub(crate) const PROBES_PER_BRANCH: u8 = 3;
+
+/// Whether `bit(i)` is 1 for every probe i below `num_probes`. Probes are tested
+/// three at a time, their bits AND-ed, with one branch per three: whether one probe
+/// of an absent key hits a set bit is a coin toss the branch predictor cannot learn,
+/// while three rarely all do, so rejecting a key costs a few more loads instead of a
+/// mispredicted branch. A present key takes every probe either way.
+#[inline(always)]
+pub(crate) fn all_probes_set(num_probes: u8, mut bit: impl FnMut(u8) -> u8) -> bool {
+    let mut i = 0;
+    while i + PROBES_PER_BRANCH <= num_probes {
+        if bit(i) & bit(i + 1) & bit(i + 2) == 0 {
             return false;
         }
-        h = h2.wrapping_add(delta);
-        left -= PROBES_PER_BRANCH;
+        i += PROBES_PER_BRANCH;
     }
-    (0..left).all(|i| probe_bit(array, h.wrapping_add(delta.wrapping_mul(i.into())), bits) != 0)
+    (i..num_probes).all(|i| bit(i) != 0)
 }
 
 /// Sets every probe bit of `h`.

@@ -28,6 +28,16 @@ pub(crate) struct FastRemainder {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Unreduced;
 
+impl FastRemainder {
+    pub(crate) fn bytes(self) -> u64 {
+        self.bytes
+    }
+
+    pub(crate) fn reciprocal(self) -> u64 {
+        self.reciprocal
+    }
+}
+
 impl Locate for FastRemainder {
     #[inline(always)]
     fn locate(self, h: u32) -> (usize, u32) {

@@ -185,7 +185,8 @@ fn every_level_answers_batches_as_one_key_at_a_time() {
                 for start in (0..queries.len()).step_by(window.max(997)) {
                     let keys = &queries[start..(start + window).min(queries.len())];
                     let results = &mut results[..keys.len()];
-                    reader.may_contain_each(keys, results, level);
+                    let slices = keys.iter().map(|key| key.as_slice());
+                    reader.may_contain_each(slices, results, level);
                     let expected = &expected[start..start + keys.len()];
                     assert!(
                         results.iter().zip(expected).all(|(&r, &e)| r == u8::from(e)),
