@@ -187,6 +187,7 @@ impl<'a> Filter<'a> {
     }
 
     /// As [`new`](Self::new), with the bit count's reciprocal from `cache`.
+    #[inline(always)]
     pub(crate) fn cached(filter: &'a [u8], cache: &ReciprocalCache) -> Self {
         Self::decode(filter, |bytes| BitCount::cached(bytes, cache))
     }
@@ -209,7 +210,7 @@ impl<'a> Filter<'a> {
     }
 
     /// Whether `key` may have been added: `false` is certain, `true` may be a false positive.
-    #[inline]
+    #[inline(always)]
     pub fn may_contain(&self, key: &[u8]) -> bool {
         match self.answer {
             Answer::Never => false,
@@ -294,15 +295,20 @@ fn probe_bit<L: Locate>(array: &[u8], h: u32, bits: L) -> u8 {
 #[inline(always)]
 fn all_set<L: Locate>(array: &[u8], h: u32, num_probes: u8, bits: L) -> bool {
     let delta = h.rotate_right(17);
-    all_probes_set(num_probes, |i| {
-        probe_bit(array, h.wrapping_add(delta.wrapping_mul(i.into())), bits)
+    let mut h = h;
+    // Probes are asked for in order, so each one's hash is the one before plus δ.
+    all_probes_set(num_probes, |_| {
+        let bit = probe_bit(array, h, bits);
+        h = h.wrapping_add(delta);
+        bit
     })
 }
 
 /// Probes tested per branch in [`all_probes_set`].
 pub(crate) const PROBES_PER_BRANCH: u8 = 3;
 
-/// Whether `bit(i)` is 1 for every probe i below `num_probes`. Probes are tested
+/// Whether `bit(i)` is 1 for every probe i below `num_probes`, asked for in order of
+/// i, stopping at the first group with a 0. Probes are tested
 /// three at a time, their bits AND-ed, with one branch per three: whether one probe
 /// of an absent key hits a set bit is a coin toss the branch predictor cannot learn,
 /// while three rarely all do, so rejecting a key costs a few more loads instead of a

@@ -80,6 +80,7 @@ impl BitCount {
     }
 
     /// As [`new`](Self::new), taking the reciprocal from `cache` when it holds it.
+    #[inline(always)]
     pub(crate) fn cached(bytes: usize, cache: &ReciprocalCache) -> Self {
         match small_bit_count(bytes) {
             Some(bits) => Self::with_reciprocal(bits, cache.reciprocal(bits)),
@@ -131,6 +132,7 @@ impl ReciprocalCache {
         }
     }
 
+    #[inline(always)]
     fn reciprocal(&self, d: u32) -> u64 {
         // Bit counts are multiples of 8: index by byte count.
         let slot = &self.slots[(d / 8) as usize % CACHE_SLOTS];
