@@ -19,7 +19,7 @@
 #include <leveldb/options.h>
 #include <leveldb/slice.h>
 #include <leveldb/write_batch.h>
-#include <leveldb_bloom.h>
+#include "../c_tests/load_ours.h"
 
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -57,45 +57,9 @@ uint64_t splitmix(uint64_t* state) {
   return z ^ (z >> 31);
 }
 
-std::string object_of(const void* address) {
-  Dl_info info;
-  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return "?";
-  return info.dli_fname;
-}
-
-// Our library, reached only through its own handle.
-struct Ours {
-  void* library = nullptr;
-  decltype(&leveldb_bloom_policy_create) policy_create = nullptr;
-  decltype(&leveldb_bloom_policy_destroy) policy_destroy = nullptr;
-  decltype(&leveldb_filterpolicy_create_filter) create_filter = nullptr;
-  decltype(&leveldb_filterpolicy_key_may_match) key_may_match = nullptr;
-  decltype(&leveldb_filterpolicy_key_may_match_batch) key_may_match_batch = nullptr;
-  decltype(&leveldb_bloom_simd_level) simd_level = nullptr;
-
-  template <typename F>
-  void find(F* function, const char* name) {
-    *function = reinterpret_cast<F>(dlsym(library, name));
-    if (*function == nullptr) {
-      std::fprintf(stderr, "%s: no %s\n", dlerror(), name);
-      std::exit(2);
-    }
-  }
-
-  explicit Ours(const char* path) {
-    library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      std::fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
-      std::exit(2);
-    }
-    find(&policy_create, "leveldb_bloom_policy_create");
-    find(&policy_destroy, "leveldb_bloom_policy_destroy");
-    find(&create_filter, "leveldb_filterpolicy_create_filter");
-    find(&key_may_match, "leveldb_filterpolicy_key_may_match");
-    find(&key_may_match_batch, "leveldb_filterpolicy_key_may_match_batch");
-    find(&simd_level, "leveldb_bloom_simd_level");
-  }
-};
+using load_ours::object_of;
+using load_ours::object_of_class;
+using load_ours::Ours;
 
 // `count` distinct random keys of `length` bytes, stored one after another, in both
 // forms: pointer and length arrays (ours) and Slices (LevelDB).
@@ -444,9 +408,9 @@ int main(int argc, char** argv) {
               object_of(reinterpret_cast<const void*>(ours.key_may_match)).c_str(),
               ours.simd_level());
   std::printf("LevelDB: %s (policy %s)\n",
-              object_of(*reinterpret_cast<void* const*>(leveldb_policy)).c_str(),
+              object_of_class(leveldb_policy).c_str(),
               leveldb_policy->Name());
-  if (object_of(*reinterpret_cast<void* const*>(leveldb_policy)) ==
+  if (object_of_class(leveldb_policy) ==
       object_of(reinterpret_cast<const void*>(ours.key_may_match)))
     fail("LevelDB's policy is ours");
 

@@ -9,8 +9,8 @@ mod remainder;
 
 use crate::hash::hash;
 use crate::simd::SimdLevel;
-pub(crate) use remainder::ReciprocalCache;
 pub(crate) use remainder::FastRemainder;
+pub(crate) use remainder::ReciprocalCache;
 use remainder::{BitCount, Locate};
 
 /// The name LevelDB stores with every filter block of this format.

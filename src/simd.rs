@@ -437,10 +437,8 @@ mod avx2 {
                 );
                 let a = _mm256_mul_epu32(_mm256_srli_epi64::<32>(fraction), bytes);
                 let b = _mm256_mul_epu32(fraction, bytes);
-                let byte =
-                    _mm256_srli_epi64::<32>(_mm256_add_epi64(a, _mm256_srli_epi64::<32>(b)));
-                let bit =
-                    _mm256_srli_epi64::<61>(_mm256_add_epi64(_mm256_slli_epi64::<32>(a), b));
+                let byte = _mm256_srli_epi64::<32>(_mm256_add_epi64(a, _mm256_srli_epi64::<32>(b)));
+                let bit = _mm256_srli_epi64::<61>(_mm256_add_epi64(_mm256_slli_epi64::<32>(a), b));
                 beyond = _mm256_or_si256(beyond, _mm256_cmpgt_epi64(byte, last));
                 let at = 4 * quarter;
                 store_4(&mut out.bytes[i][at..at + 4], byte);
@@ -615,7 +613,9 @@ mod tests {
     /// lengths differ, and groups of one length: each level equals the scalar hash.
     #[test]
     fn every_available_level_hashes_as_the_scalar_code() {
-        let bytes: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let bytes: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
         let mut keys: Vec<&[u8]> = Vec::new();
         for len in 0..=80usize {
             for start in 0..24 {
@@ -629,7 +629,10 @@ mod tests {
         let expected: Vec<u32> = keys.iter().map(|key| bloom_hash(key)).collect();
         for level in SimdLevel::ALL {
             if !level.is_available() {
-                eprintln!("SIMD level {:?} not available on this CPU: skipped", level.name());
+                eprintln!(
+                    "SIMD level {:?} not available on this CPU: skipped",
+                    level.name()
+                );
                 continue;
             }
             // Every group size and offset, so short and padded groups are covered.
@@ -638,7 +641,12 @@ mod tests {
                     let keys = &keys[start..(start + window).min(keys.len())];
                     let mut out = vec![0; keys.len()];
                     bloom_hashes(level, keys, &mut out);
-                    assert_eq!(out, expected[start..start + keys.len()], "{:?}", level.name());
+                    assert_eq!(
+                        out,
+                        expected[start..start + keys.len()],
+                        "{:?}",
+                        level.name()
+                    );
                 }
             }
         }

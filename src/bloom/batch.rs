@@ -129,7 +129,9 @@ where
     let located = &mut [Located::new(), Located::new()];
     loop {
         let group: [Option<I::Item>; GROUP] = std::array::from_fn(|_| keys.next());
-        let slices = group.iter().map_while(|key| key.as_ref().map(AsRef::as_ref));
+        let slices = group
+            .iter()
+            .map_while(|key| key.as_ref().map(AsRef::as_ref));
         let mut count = 0;
         for_each_group(slices, level, |hashes| {
             count = hashes.len();

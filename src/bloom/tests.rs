@@ -124,7 +124,10 @@ fn available_levels() -> Vec<SimdLevel> {
         .filter(|level| {
             let available = level.is_available();
             if !available {
-                eprintln!("SIMD level {:?} not available on this CPU: skipped", level.name());
+                eprintln!(
+                    "SIMD level {:?} not available on this CPU: skipped",
+                    level.name()
+                );
             }
             available
         })
@@ -148,7 +151,16 @@ fn filter_one_key_at_a_time(policy: &BloomFilterPolicy, keys: &[Vec<u8>]) -> Vec
 #[test]
 fn every_level_builds_the_same_filter() {
     for level in available_levels() {
-        for (bpk, n) in [(10, 0), (10, 1), (10, 63), (10, 64), (10, 65), (1, 500), (7, 3000), (40, 2000)] {
+        for (bpk, n) in [
+            (10, 0),
+            (10, 1),
+            (10, 63),
+            (10, 64),
+            (10, 65),
+            (1, 500),
+            (7, 3000),
+            (40, 2000),
+        ] {
             let policy = BloomFilterPolicy::new(bpk);
             let keys = mixed_keys(n, 0x1234 + n as u32);
             let mut filter = vec![0xa5; policy.filter_len(n).unwrap()];
@@ -189,7 +201,10 @@ fn every_level_answers_batches_as_one_key_at_a_time() {
                     reader.may_contain_each(slices, results, level);
                     let expected = &expected[start..start + keys.len()];
                     assert!(
-                        results.iter().zip(expected).all(|(&r, &e)| r == u8::from(e)),
+                        results
+                            .iter()
+                            .zip(expected)
+                            .all(|(&r, &e)| r == u8::from(e)),
                         "{:?}, filter of {} bytes, keys {start}..",
                         level.name(),
                         filter.len()
@@ -232,7 +247,8 @@ fn unreduced_probes_are_the_hash_itself() {
         let h = (1 << 22) + (j << 17);
         let positions: Vec<u32> = (0..6).map(|i| h + i * (32 + j)).collect();
         let located: Vec<(usize, u32)> = probes(h, 6, remainder::Unreduced).collect();
-        let expected: Vec<(usize, u32)> = positions.iter().map(|&p| (p as usize / 8, p % 8)).collect();
+        let expected: Vec<(usize, u32)> =
+            positions.iter().map(|&p| (p as usize / 8, p % 8)).collect();
         assert_eq!(located, expected);
         assert!(!all_set(&array, h, 6, remainder::Unreduced));
         set_all(&mut array, h, 6, remainder::Unreduced);
