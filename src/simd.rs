@@ -1,9 +1,11 @@
-//! Hashing many keys at once with AVX2 (8 keys) or AVX-512 (16 keys), chosen at run
-//! time, with the scalar hash as the fallback and the reference; and prefetching.
+//! Hashing many keys at once with AVX2 (8 keys) or AVX-512 (16 keys), and locating
+//! the probes of 16 keys at once, chosen at run time, with the scalar code as the
+//! fallback and the reference; and prefetching.
 //!
 //! This is the one module of the core with `unsafe`: calls into functions compiled
 //! for a CPU feature (made only after the feature was detected), unaligned vector
-//! loads, and the prefetch instruction.
+//! loads and stores, filter lookups at byte offsets checked in vectors beforehand
+//! ([`Located`]), and the prefetch instruction.
 //!
 //! The level is the best the CPU has, or the one `LEVELDB_BLOOM_SIMD` asks for
 //! (`scalar`, `avx2` or `avx512`; read once, at the first call that needs it), so
