@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test clean
+.PHONY: all build header deps demo test bench clean
 
 all: build
 
@@ -36,6 +36,12 @@ test: deps
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets --release -- -D warnings
 	$(CARGO) test --release
+
+# This library against LevelDB's own policy, in one run (a few minutes); see README.
+BENCH := $(LIBDIR)/leveldb_bloom_bench
+bench: deps build
+	$(CXX) -std=c++17 -O2 $(CSTRICT) -Iinclude benches/bench.cc -o $(BENCH) -lleveldb -ldl
+	$(BENCH) $(abspath $(LIB)) $(BENCH_ARGS)
 
 clean:
 	$(CARGO) clean

@@ -142,6 +142,42 @@ uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
                                            const char *filter,
                                            size_t filter_length);
 
+// `leveldb_filterpolicy_key_may_match` for `num_keys` keys at once: writes to
+// `results[i]` exactly what it returns for key i (`key_length_array[i]` bytes at
+// `key_array[i]`), 0 for certainly absent, 1 for may be present. Faster per key than
+// one call each: keys are hashed in groups (with AVX2 or AVX-512 where the CPU has
+// them; see `leveldb_bloom_simd_level`) and the filter's memory is fetched for a
+// group at a time. Allocates nothing.
+//
+// Bad inputs never give a wrong 0:
+// - `results` NULL, or `num_keys` 0: writes nothing.
+// - `policy` NULL or unknown, `key_array` or `key_length_array` NULL, or `filter`
+//   NULL with `filter_length > 0`: every result is 1.
+// - a NULL key with non-zero length: that key's result is 1.
+//
+// A NULL key of length 0 is the empty key.
+//
+// # Safety
+// `results` must be NULL or writable for `num_keys` bytes; non-NULL arrays must hold
+// `num_keys` entries, each non-NULL key as many readable bytes as its length, and a
+// non-NULL `filter` `filter_length` bytes. `policy` must not be destroyed meanwhile.
+void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
+                                              const char *const *key_array,
+                                              const size_t *key_length_array,
+                                              size_t num_keys,
+                                              const char *filter,
+                                              size_t filter_length,
+                                              uint8_t *results);
+
+// The SIMD level this process hashes keys with in `leveldb_filterpolicy_key_may_match_batch`
+// and when building filters: `"avx512"`, `"avx2"` or `"scalar"`, a static string.
+//
+// It is the best the CPU has, unless the environment variable `LEVELDB_BLOOM_SIMD`
+// (read once, at the first use) names a lower level: `scalar`, `avx2` or `avx512`.
+// A level the CPU lacks gives the best one below it; other values are ignored. Every
+// level gives the same results.
+const char *leveldb_bloom_simd_level(void);
+
 // The length in bytes of the filter `leveldb_filterpolicy_create_filter` would build
 // for `num_keys` keys (k byte included), so a caller can provide the memory to
 // `leveldb_bloom_write_filter`. Returns 0 for NULL or unknown `policy`, or a filter

@@ -4,13 +4,20 @@
 //! A filter is a bit array followed by one byte, k, the number of probes. Each key
 //! sets k bits chosen by double hashing its 32-bit hash.
 
+mod batch;
+mod remainder;
+
 use crate::hash::hash;
+use crate::simd::SimdLevel;
+pub(crate) use remainder::FastRemainder;
+pub(crate) use remainder::ReciprocalCache;
+use remainder::{BitCount, Locate};
 
 /// The name LevelDB stores with every filter block of this format.
 pub const POLICY_NAME: &str = "leveldb.BuiltinBloomFilter2";
 
 /// The seed of LevelDB's `BloomHash`.
-const HASH_SEED: u32 = 0xbc9f1d34;
+pub(crate) const HASH_SEED: u32 = 0xbc9f1d34;
 
 /// Small key sets would get a very high false-positive rate, so a bit array is never
 /// shorter than this.
@@ -19,13 +26,14 @@ const MIN_BITS: u64 = 64;
 /// k is `bits_per_key * 0.69` (≈ ln 2, the optimum), truncated, clamped to
 /// `1..=MAX_PROBES`. Readers treat a k byte above this as reserved for other
 /// encodings and answer "may match".
-const MAX_PROBES: u8 = 30;
+pub(crate) const MAX_PROBES: u8 = 30;
 
 /// The smallest filter that matches every key: a one-byte bit array and a reserved k.
 /// It is what a filter degrades to when the real one cannot be built.
 pub const MATCH_ALL_FILTER: [u8; 2] = [0x00, 0xff];
 
 /// LevelDB's `BloomHash`.
+#[inline]
 pub fn bloom_hash(key: &[u8]) -> u32 {
     hash(key, HASH_SEED)
 }
@@ -96,6 +104,21 @@ impl BloomFilterPolicy {
         I::IntoIter: ExactSizeIterator,
         I::Item: AsRef<[u8]>,
     {
+        self.write_filter_at(keys, out, SimdLevel::active())
+    }
+
+    /// [`write_filter`](Self::write_filter), hashing at `level`.
+    pub(crate) fn write_filter_at<I>(
+        &self,
+        keys: I,
+        out: &mut [u8],
+        level: SimdLevel,
+    ) -> Result<(), WrongFilterLength>
+    where
+        I: IntoIterator,
+        I::IntoIter: ExactSizeIterator,
+        I::Item: AsRef<[u8]>,
+    {
         let keys = keys.into_iter();
         if self.filter_len(keys.len()) != Some(out.len()) {
             return Err(WrongFilterLength);
@@ -103,12 +126,7 @@ impl BloomFilterPolicy {
         let (k_byte, array) = out.split_last_mut().ok_or(WrongFilterLength)?;
         *k_byte = self.num_probes;
         array.fill(0);
-        let bits = BitCount::of(array);
-        for key in keys {
-            for pos in probes(bloom_hash(key.as_ref()), self.num_probes, bits) {
-                array[pos / 8] |= 1 << (pos % 8);
-            }
-        }
+        batch::add_keys(keys, array, self.num_probes, level);
         Ok(())
     }
 
@@ -151,89 +169,169 @@ pub struct Filter<'a> {
 enum Answer<'a> {
     Never,
     Always,
-    Probe {
-        array: &'a [u8],
-        num_probes: u8,
-        bits: BitCount,
-    },
+    Probe(Probes<'a>),
+}
+
+/// A filter that must be probed: its bit array, k, and its bit count.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Probes<'a> {
+    array: &'a [u8],
+    num_probes: u8,
+    bits: BitCount,
 }
 
 impl<'a> Filter<'a> {
     /// Decodes any bytes at all as LevelDB's `KeyMayMatch` would.
     pub fn new(filter: &'a [u8]) -> Self {
+        Self::decode(filter, BitCount::new)
+    }
+
+    /// As [`new`](Self::new), with the bit count's reciprocal from `cache`.
+    #[inline(always)]
+    pub(crate) fn cached(filter: &'a [u8], cache: &ReciprocalCache) -> Self {
+        Self::decode(filter, |bytes| BitCount::cached(bytes, cache))
+    }
+
+    #[inline(always)]
+    fn decode(filter: &'a [u8], bit_count: impl FnOnce(usize) -> BitCount) -> Self {
         let answer = match filter.split_last() {
             // Shorter than two bytes: not a filter; LevelDB answers "no".
             None => Answer::Never,
             Some((_, [])) => Answer::Never,
             // k = 0 probes nothing, so nothing contradicts the key; above 30 is reserved.
             Some((&k, _)) if k == 0 || k > MAX_PROBES => Answer::Always,
-            Some((&num_probes, array)) => Answer::Probe {
+            Some((&num_probes, array)) => Answer::Probe(Probes {
                 array,
                 num_probes,
-                bits: BitCount::of(array),
-            },
+                bits: bit_count(array.len()),
+            }),
         };
         Self { answer }
     }
 
     /// Whether `key` may have been added: `false` is certain, `true` may be a false positive.
+    #[inline(always)]
     pub fn may_contain(&self, key: &[u8]) -> bool {
         match self.answer {
             Answer::Never => false,
             Answer::Always => true,
-            Answer::Probe {
-                array,
-                num_probes,
-                bits,
-            } => probes(bloom_hash(key), num_probes, bits)
-                .all(|pos| array[pos / 8] & (1 << (pos % 8)) != 0),
+            Answer::Probe(filter) => {
+                let h = bloom_hash(key);
+                match filter.bits {
+                    BitCount::Small(r) => all_set(filter.array, h, filter.num_probes, r),
+                    BitCount::Huge(r) => all_set(filter.array, h, filter.num_probes, r),
+                }
+            }
+        }
+    }
+
+    /// [`may_contain`](Self::may_contain) for many keys: `results[i]` is the answer
+    /// for `keys[i]`, the same answer, found faster. Keys are hashed a group at a time
+    /// (several at once with AVX2 or AVX-512 where the CPU has them), and the filter's
+    /// memory for a group is requested before it is tested.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let filter = BloomFilterPolicy::new(10).create_filter(&["hello", "world"]);
+    /// let mut results = [false; 3];
+    /// Filter::new(&filter).may_contain_batch(&["hello", "world", "other"], &mut results);
+    /// assert_eq!(results[..2], [true, true]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `results` is not as long as `keys`.
+    pub fn may_contain_batch<K, T>(&self, keys: &[K], results: &mut [T])
+    where
+        K: AsRef<[u8]>,
+        T: From<bool>,
+    {
+        assert_eq!(keys.len(), results.len(), "one result per key");
+        let keys = keys.iter().map(AsRef::as_ref);
+        self.may_contain_each(keys, results, SimdLevel::active());
+    }
+
+    /// The batch query at a given SIMD level; `results` as long as `keys`.
+    pub(crate) fn may_contain_each<'k, T>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        results: &mut [T],
+        level: SimdLevel,
+    ) where
+        T: From<bool>,
+    {
+        match self.answer {
+            Answer::Never => results.iter_mut().for_each(|r| *r = false.into()),
+            Answer::Always => results.iter_mut().for_each(|r| *r = true.into()),
+            Answer::Probe(filter) => batch::query_keys(keys, filter, results, level),
         }
     }
 }
 
 /// LevelDB's double hashing: probe i is at `(h + i·δ) mod 2^32`, reduced modulo the
 /// bit count, where δ is h rotated right by 17 bits. Bits are numbered LSB first
-/// within each byte.
-fn probes(h: u32, num_probes: u8, bits: BitCount) -> impl Iterator<Item = usize> {
+/// within each byte. Yields each probe's byte and bit.
+#[inline(always)]
+fn probes<L: Locate>(h: u32, num_probes: u8, bits: L) -> impl Iterator<Item = (usize, u32)> {
     let delta = h.rotate_right(17);
     (0..num_probes).scan(h, move |h, _| {
-        let pos = bits.reduce(*h);
+        let at = bits.locate(*h);
         *h = h.wrapping_add(delta);
-        Some(pos as usize)
+        Some(at)
     })
 }
 
-/// The bit count of a filter, with a precomputed reciprocal so that `h % bits` costs
-/// two multiplications instead of a 64-bit division (Lemire, Kaser and Kurz, "Faster
-/// Remainder by Direct Computation", 2019: exact for every 32-bit h and divisor).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BitCount {
-    bits: u64,
-    reciprocal: u64,
+/// The bit of probe hash `h`: 1 if set. The byte is always in range, the remainder
+/// being below the bit count; were it not, the answer would be 1, "may match", the
+/// fail-safe one for a reader (and a compare that is never taken costs next to
+/// nothing).
+#[inline(always)]
+fn probe_bit<L: Locate>(array: &[u8], h: u32, bits: L) -> u8 {
+    let (byte, bit) = bits.locate(h);
+    array.get(byte).map_or(1, |byte| (byte >> bit) & 1)
 }
 
-impl BitCount {
-    fn of(array: &[u8]) -> Self {
-        Self::new(array.len() as u64 * 8)
-    }
+/// Whether every probe of `h` finds its bit set.
+#[inline(always)]
+fn all_set<L: Locate>(array: &[u8], h: u32, num_probes: u8, bits: L) -> bool {
+    let delta = h.rotate_right(17);
+    let mut h = h;
+    // Probes are asked for in order, so each one's hash is the one before plus δ.
+    all_probes_set(num_probes, |_| {
+        let bit = probe_bit(array, h, bits);
+        h = h.wrapping_add(delta);
+        bit
+    })
+}
 
-    /// `bits` must be at least 1.
-    pub(crate) fn new(bits: u64) -> Self {
-        let reciprocal = match u32::try_from(bits) {
-            Ok(d) => (u64::MAX / u64::from(d)).wrapping_add(1),
-            Err(_) => 0,
-        };
-        Self { bits, reciprocal }
-    }
+/// Probes tested per branch in [`all_probes_set`].
+pub(crate) const PROBES_PER_BRANCH: u8 = 3;
 
-    /// `h % bits` computed in 64 bits, as LevelDB's `size_t` arithmetic does: a bit
-    /// count of 2^32 or more leaves h unchanged.
-    pub(crate) fn reduce(self, h: u32) -> u32 {
-        if self.bits > u64::from(u32::MAX) {
-            return h;
+/// Whether `bit(i)` is 1 for every probe i below `num_probes`, asked for in order of
+/// i, stopping at the first group with a 0. Probes are tested
+/// three at a time, their bits AND-ed, with one branch per three: whether one probe
+/// of an absent key hits a set bit is a coin toss the branch predictor cannot learn,
+/// while three rarely all do, so rejecting a key costs a few more loads instead of a
+/// mispredicted branch. A present key takes every probe either way.
+#[inline(always)]
+pub(crate) fn all_probes_set(num_probes: u8, mut bit: impl FnMut(u8) -> u8) -> bool {
+    let mut i = 0;
+    while i + PROBES_PER_BRANCH <= num_probes {
+        if bit(i) & bit(i + 1) & bit(i + 2) == 0 {
+            return false;
         }
-        let fraction = self.reciprocal.wrapping_mul(u64::from(h));
-        ((u128::from(fraction) * u128::from(self.bits)) >> 64) as u32
+        i += PROBES_PER_BRANCH;
+    }
+    (i..num_probes).all(|i| bit(i) != 0)
+}
+
+/// Sets every probe bit of `h`.
+#[inline(always)]
+fn set_all<L: Locate>(array: &mut [u8], h: u32, num_probes: u8, bits: L) {
+    for (byte, bit) in probes(h, num_probes, bits) {
+        // In range (see `probe_bit`); the check stays, because a bit not set would be
+        // a false negative, and a panic turns into the match-all filter instead.
+        array[byte] |= 1 << bit;
     }
 }
 

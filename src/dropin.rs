@@ -312,14 +312,22 @@ fn abort_out_of_memory() -> ! {
 /// # Safety
 /// Called by LevelDB with readable key and filter bytes of the given lengths.
 unsafe extern "C" fn key_may_match(
-    _state: *mut c_void,
+    state: *mut c_void,
     key: *const c_char,
     length: size_t,
     filter: *const c_char,
     filter_length: size_t,
 ) -> u8 {
-    // SAFETY: LevelDB passes readable key and filter bytes.
-    unsafe { ffi::key_may_match(key, length, filter, filter_length) }
+    // SAFETY: LevelDB passes our state, and readable key and filter bytes.
+    unsafe {
+        ffi::key_may_match(
+            &wrapper_state(state).policy,
+            key,
+            length,
+            filter,
+            filter_length,
+        )
+    }
 }
 
 /// LevelDB's `Name` callback: the static policy name.

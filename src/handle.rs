@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-use crate::bloom::BloomFilterPolicy;
+use crate::bloom::{BloomFilterPolicy, ReciprocalCache};
 
 /// The state behind every handle.
 pub(crate) struct Policy {
@@ -16,6 +16,8 @@ pub(crate) struct Policy {
     /// The LevelDB object wrapping this policy (0 if none), so its entry can be
     /// dropped when LevelDB destroys the wrapper.
     pub(crate) leveldb_wrapper: AtomicUsize,
+    /// Spares one-key queries the division that sets up a filter's probes.
+    pub(crate) reciprocals: ReciprocalCache,
 }
 
 impl Policy {
@@ -23,6 +25,7 @@ impl Policy {
         Box::new(Self {
             bloom,
             leveldb_wrapper: AtomicUsize::new(0),
+            reciprocals: ReciprocalCache::new(),
         })
     }
 }

@@ -1,20 +1,39 @@
 //! LevelDB's `Hash(data, n, seed)` (util/hash.cc), a Murmur-like hash.
 
-const MULTIPLIER: u32 = 0xc6a4a793;
+pub(crate) const MULTIPLIER: u32 = 0xc6a4a793;
 
 /// Hashes `data` exactly as LevelDB ≥ 1.18 does.
 ///
 /// The 1–3 tail bytes are added as *unsigned* values. LevelDB before 1.18
 /// sign-extended them (plain `char`), which is why the filter format was renamed
 /// to `leveldb.BuiltinBloomFilter2`.
+#[inline]
 pub fn hash(data: &[u8], seed: u32) -> u32 {
-    // n is size_t in LevelDB; only its low 32 bits reach the result.
-    let mut h = seed ^ (data.len() as u32).wrapping_mul(MULTIPLIER);
-    let mut words = data.chunks_exact(4);
+    hash_rest(initial_state(data.len(), seed), data)
+}
+
+/// The state before any byte is mixed in. `len` is size_t in LevelDB; only its
+/// low 32 bits reach the result.
+#[inline(always)]
+pub(crate) fn initial_state(len: usize, seed: u32) -> u32 {
+    seed ^ (len as u32).wrapping_mul(MULTIPLIER)
+}
+
+/// Mixes one little-endian 4-byte word into the state.
+#[inline(always)]
+pub(crate) fn mix_word(h: u32, word: u32) -> u32 {
+    let h = h.wrapping_add(word).wrapping_mul(MULTIPLIER);
+    h ^ (h >> 16)
+}
+
+/// Finishes a hash from `state`, the state after the words before `rest` were
+/// mixed in (so the SIMD hashers can hand over any whole-word prefix).
+#[inline(always)]
+pub(crate) fn hash_rest(state: u32, rest: &[u8]) -> u32 {
+    let mut h = state;
+    let mut words = rest.chunks_exact(4);
     for w in &mut words {
-        h = h.wrapping_add(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-        h = h.wrapping_mul(MULTIPLIER);
-        h ^= h >> 16;
+        h = mix_word(h, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
     }
     let tail = words.remainder();
     if !tail.is_empty() {

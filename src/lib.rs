@@ -9,6 +9,7 @@ mod dropin;
 mod ffi;
 mod handle;
 pub mod hash;
+mod simd;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength, MATCH_ALL_FILTER, POLICY_NAME};
 pub use handle::MAX_LIVE_POLICIES;

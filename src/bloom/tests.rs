@@ -1,4 +1,5 @@
 use super::*;
+use crate::simd::SimdLevel;
 
 // Values from LevelDB's util/bloom.cc formula as recorded in shared facts; the
 // reference harness (c_tests/) checks every bits_per_key against the real library.
@@ -95,34 +96,165 @@ fn added_keys_always_match() {
     }
 }
 
+/// Keys of many lengths (0..=120, so every SIMD group mixes chunk counts and tails)
+/// and every byte value, from a fixed seed.
+fn mixed_keys(count: usize, seed: u32) -> Vec<Vec<u8>> {
+    let mut state = seed;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    (0..count)
+        .map(|i| {
+            let len = match i % 4 {
+                0 => 16,
+                1 => 100,
+                _ => next() as usize % 121,
+            };
+            (0..len).map(|_| next() as u8).collect()
+        })
+        .collect()
+}
+
+fn available_levels() -> Vec<SimdLevel> {
+    SimdLevel::ALL
+        .into_iter()
+        .filter(|level| {
+            let available = level.is_available();
+            if !available {
+                eprintln!(
+                    "SIMD level {:?} not available on this CPU: skipped",
+                    level.name()
+                );
+            }
+            available
+        })
+        .collect()
+}
+
+/// Per key, scalar: the filter `set_all` builds one key at a time.
+fn filter_one_key_at_a_time(policy: &BloomFilterPolicy, keys: &[Vec<u8>]) -> Vec<u8> {
+    let mut filter = vec![0; policy.filter_len(keys.len()).unwrap()];
+    let (k, array) = filter.split_last_mut().unwrap();
+    *k = policy.num_probes();
+    let BitCount::Small(bits) = BitCount::new(array.len()) else {
+        unreachable!("small test filters");
+    };
+    for key in keys {
+        set_all(array, bloom_hash(key), policy.num_probes(), bits);
+    }
+    filter
+}
+
 #[test]
-fn remainder_matches_division() {
-    let divisors = [
-        1,
-        7,
-        8,
-        64,
-        72,
-        1000,
-        65_536,
-        80_000_008,
-        (1 << 31) + 8,
-        u64::from(u32::MAX),
-    ];
-    let mut h: u32 = 0x9e37_79b9;
-    for _ in 0..200_000 {
-        h = h.wrapping_mul(0x0019_660d).wrapping_add(0x3c6e_f35f);
-        for &d in &divisors {
+fn every_level_builds_the_same_filter() {
+    for level in available_levels() {
+        for (bpk, n) in [
+            (10, 0),
+            (10, 1),
+            (10, 63),
+            (10, 64),
+            (10, 65),
+            (1, 500),
+            (7, 3000),
+            (40, 2000),
+        ] {
+            let policy = BloomFilterPolicy::new(bpk);
+            let keys = mixed_keys(n, 0x1234 + n as u32);
+            let mut filter = vec![0xa5; policy.filter_len(n).unwrap()];
+            policy.write_filter_at(&keys, &mut filter, level).unwrap();
             assert_eq!(
-                u64::from(BitCount::new(d).reduce(h)),
-                u64::from(h) % d,
-                "{h} % {d}"
+                filter,
+                filter_one_key_at_a_time(&policy, &keys),
+                "{:?}, bits_per_key {bpk}, {n} keys",
+                level.name()
             );
         }
     }
-    for d in [1u64 << 32, (1 << 32) + 8, 1 << 40] {
-        for h in [0, 1, 12345, u32::MAX] {
-            assert_eq!(BitCount::new(d).reduce(h), h);
+}
+
+#[test]
+fn every_level_answers_batches_as_one_key_at_a_time() {
+    let policy = BloomFilterPolicy::new(10);
+    let present = mixed_keys(2000, 1);
+    let absent = mixed_keys(5000, 2);
+    let filter = policy.create_filter(&present);
+    let mut foreign = vec![0x5au8; 300];
+    let mut filters: Vec<Vec<u8>> = vec![filter, vec![], vec![0], vec![0, 0], vec![0xff, 31]];
+    for k in [1, 6, 30] {
+        foreign[299] = k;
+        filters.push(foreign.clone());
+    }
+    let queries: Vec<&Vec<u8>> = present.iter().chain(&absent).collect();
+    for level in available_levels() {
+        for filter in &filters {
+            let reader = Filter::new(filter);
+            let expected: Vec<bool> = queries.iter().map(|key| reader.may_contain(key)).collect();
+            for window in [1, 15, 16, 17, 64, 65, 1000, queries.len()] {
+                let mut results = vec![0u8; window];
+                for start in (0..queries.len()).step_by(window.max(997)) {
+                    let keys = &queries[start..(start + window).min(queries.len())];
+                    let results = &mut results[..keys.len()];
+                    let slices = keys.iter().map(|key| key.as_slice());
+                    reader.may_contain_each(slices, results, level);
+                    let expected = &expected[start..start + keys.len()];
+                    assert!(
+                        results
+                            .iter()
+                            .zip(expected)
+                            .all(|(&r, &e)| r == u8::from(e)),
+                        "{:?}, filter of {} bytes, keys {start}..",
+                        level.name(),
+                        filter.len()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batches_through_the_public_api() {
+    let policy = BloomFilterPolicy::new(10);
+    let keys = mixed_keys(300, 3);
+    let filter = policy.create_filter(&keys[..100]);
+    let reader = Filter::new(&filter);
+    let mut results = vec![false; keys.len()];
+    reader.may_contain_batch(&keys, &mut results);
+    assert!(results[..100].iter().all(|&r| r));
+    for (key, result) in keys.iter().zip(&results) {
+        assert_eq!(*result, reader.may_contain(key));
+    }
+    let empty: [&[u8]; 0] = [];
+    reader.may_contain_batch(&empty, &mut [false; 0]);
+}
+
+#[test]
+#[should_panic(expected = "one result per key")]
+fn batch_needs_one_result_per_key() {
+    Filter::new(&MATCH_ALL_FILTER).may_contain_batch(&["a", "b"], &mut [false]);
+}
+
+/// Filters of 2^32 bits or more take the unreduced path: h itself is the position.
+/// A 512 MiB filter is too much for a unit test, so the probe functions run on a
+/// 1 MiB array with hashes whose probes stay in it: h = 2^22 + j·2^17 has δ = 32 + j.
+#[test]
+fn unreduced_probes_are_the_hash_itself() {
+    let mut array = vec![0u8; 1 << 20];
+    for j in 0..8u32 {
+        let h = (1 << 22) + (j << 17);
+        let positions: Vec<u32> = (0..6).map(|i| h + i * (32 + j)).collect();
+        let located: Vec<(usize, u32)> = probes(h, 6, remainder::Unreduced).collect();
+        let expected: Vec<(usize, u32)> =
+            positions.iter().map(|&p| (p as usize / 8, p % 8)).collect();
+        assert_eq!(located, expected);
+        assert!(!all_set(&array, h, 6, remainder::Unreduced));
+        set_all(&mut array, h, 6, remainder::Unreduced);
+        assert!(all_set(&array, h, 6, remainder::Unreduced));
+        for p in positions {
+            assert_ne!(array[p as usize / 8] & (1 << (p % 8)), 0);
         }
     }
 }
