@@ -53,6 +53,7 @@ pub struct Program {
     lang: Lang,
     sources: Vec<PathBuf>,
     args: Vec<String>,
+    repo_headers: bool,
 }
 
 impl Program {
@@ -63,7 +64,15 @@ impl Program {
             lang,
             sources: sources.iter().map(|s| repo().join(s)).collect(),
             args: Vec::new(),
+            repo_headers: true,
         }
+    }
+
+    /// Leaves out `-Iinclude`: the headers must come from the arguments (e.g. an
+    /// installed copy found by pkg-config).
+    pub fn without_repo_headers(mut self) -> Self {
+        self.repo_headers = false;
+        self
     }
 
     /// Extra compiler or linker arguments, placed after the sources.
@@ -111,7 +120,10 @@ impl Program {
                 "-pedantic",
                 "-D_GNU_SOURCE",
             ])
-            .arg(format!("-I{}", repo().join("include").display()))
+            .args(
+                self.repo_headers
+                    .then(|| format!("-I{}", repo().join("include").display())),
+            )
             .arg("-o")
             .arg(&exe)
             .args(&self.sources)
