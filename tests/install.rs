@@ -30,7 +30,11 @@ fn prefix_install_links_with_pkg_config_and_uninstalls() {
     check_programs("prefix", &pkg_config, &prefix.join("lib"));
 
     make(&["uninstall", &prefix_arg]);
-    assert_eq!(files_under(&prefix), BTreeMap::new(), "left behind by uninstall");
+    assert_eq!(
+        files_under(&prefix),
+        BTreeMap::new(),
+        "left behind by uninstall"
+    );
 }
 
 #[test]
@@ -51,7 +55,11 @@ fn destdir_install_stages_the_final_prefix() {
     check_programs("destdir", &pkg_config, &root.join("lib"));
 
     make(&["uninstall", &destdir_arg, "PREFIX=/usr"]);
-    assert_eq!(files_under(&stage), BTreeMap::new(), "left behind by uninstall");
+    assert_eq!(
+        files_under(&stage),
+        BTreeMap::new(),
+        "left behind by uninstall"
+    );
 }
 
 #[test]
