@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test clean install uninstall
+.PHONY: all build header deps demo test clean install uninstall plot
 
 all: build
 
@@ -35,6 +35,11 @@ test: deps
 
 clean:
 	$(CARGO) clean
+
+# Measures the false-positive rate for 1..=20 bits per key, prints it as a table and
+# redraws the README's figure.
+plot:
+	$(CARGO) run --release --example fp_rate -- docs/false-positive-rate.svg
 
 # Installation, GNU style: `make && sudo make install PREFIX=/usr/local`. install only
 # copies what `make` built and never runs cargo, so nothing is compiled as root (and
