@@ -1,14 +1,20 @@
 //! rusty-leveldb with this crate's policy: a database it writes reads back (every key
-//! found, absent keys absent, the filters consulted), and every filter stored in its
-//! tables is the filter this crate builds for the keys of the data blocks it covers,
-//! read from the table files themselves.
+//! found, absent keys absent, the filters consulted), in rusty-leveldb and in the real
+//! LevelDB, and every filter stored in its tables is the filter this crate builds for
+//! the keys of the data blocks it covers, read from the table files themselves.
 
 #![cfg(feature = "rusty-leveldb")]
 
+mod common;
+
 use std::cell::Cell;
+use std::fs;
 use std::io::Read;
 use std::path::Path;
+use std::process::Command;
 use std::rc::Rc;
+
+use common::{Lang, Program};
 
 use leveldb_bloom::{BloomFilterPolicy, Filter, POLICY_NAME};
 use rusty_leveldb::env::Env;
@@ -104,6 +110,28 @@ fn database_reads_back_through_the_filters() {
 }
 
 #[test]
+fn leveldb_reads_the_database() {
+    let dir = common::lib_dir().join("rusty-leveldb-db");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("database directory");
+    let env = written_database();
+    for name in env.children(Path::new(DB_NAME)).expect("listing") {
+        fs::write(dir.join(&name), read_file(&env, &name)).expect("copy");
+    }
+    // The real LevelDB, with its own bloom policy: it uses the filters stored under
+    // its name, so a key they lost would not be found.
+    let reader = Program::new("rusty_db_reader", Lang::C99, &["c_tests/rusty_db_reader.c"])
+        .arg("-lleveldb")
+        .build();
+    let output = common::run(Command::new(reader).arg(&dir).arg(KEY_SPACE.to_string()));
+    let half = KEY_SPACE / 2;
+    assert_eq!(
+        output,
+        format!("found {half} of {half}, absent {half} of {half}\n")
+    );
+}
+
+#[test]
 fn stored_filters_are_this_crates_filters() {
     let env = written_database();
     let policy = BloomFilterPolicy::new(BITS_PER_KEY);
@@ -113,10 +141,7 @@ fn stored_filters_are_this_crates_filters() {
         if name.extension().is_none_or(|ext| ext != "ldb") {
             continue;
         }
-        let mut file = Vec::new();
-        env.open_sequential_file(&Path::new(DB_NAME).join(&name))
-            .and_then(|mut f| Ok(f.read_to_end(&mut file)?))
-            .expect("table file reads");
+        let file = read_file(&env, &name);
         let table = Table::parse(&file);
         tables += 1;
 
@@ -141,6 +166,15 @@ fn stored_filters_are_this_crates_filters() {
         tables >= 2 && filters >= 100,
         "only {tables} tables, {filters} filters"
     );
+}
+
+/// The bytes of the database's file `name`.
+fn read_file(env: &Rc<Box<dyn Env>>, name: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    env.open_sequential_file(&Path::new(DB_NAME).join(name))
+        .and_then(|mut file| Ok(file.read_to_end(&mut bytes)?))
+        .expect("file reads");
+    bytes
 }
 
 /// The parts of a LevelDB table file (table/format.md) that the filters concern:
