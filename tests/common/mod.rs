@@ -12,15 +12,16 @@ use std::sync::OnceLock;
 
 pub const SONAME: &str = "libleveldb_bloom.so.0";
 
-/// The directory holding the shared library built for this test run
-/// (`target/<profile>`), with the soname link the loader looks for.
+/// The directory holding the shared and static libraries built for this test run,
+/// with the soname link the loader looks for: `target/<profile>/deps`, beside the
+/// test executable. (Cargo copies them up to `target/<profile>` only for `cargo
+/// build`, so the copies there may be missing or from another build.)
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         let dir = exe
             .parent()
-            .and_then(Path::parent)
             .expect("target/<profile>/deps/<test>")
             .to_path_buf();
         let lib = dir.join("libleveldb_bloom.so");
