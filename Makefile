@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test bench clean
+.PHONY: all build header deps demo test bench clean install uninstall plot
 
 all: build
 
@@ -34,8 +34,9 @@ demo: deps build
 
 test: deps
 	$(CARGO) fmt --check
-	$(CARGO) clippy --all-targets --release -- -D warnings
-	$(CARGO) test --release
+	$(CARGO) clippy --all-targets --all-features --release -- -D warnings
+	$(CARGO) test --release --all-features
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features
 
 # This library against LevelDB's own policy, in one run (a few minutes); see README.
 BENCH := $(LIBDIR)/leveldb_bloom_bench
@@ -45,3 +46,44 @@ bench: deps build
 
 clean:
 	$(CARGO) clean
+
+# Measures the false-positive rate for 1..=20 bits per key, prints it as a table and
+# redraws the README's figure.
+plot:
+	$(CARGO) run --release --example fp_rate -- docs/false-positive-rate.svg
+
+# Installation, GNU style: `make && sudo make install PREFIX=/usr/local`. install only
+# copies what `make` built and never runs cargo, so nothing is compiled as root (and
+# tests/install.rs can run it from inside `cargo test`, which holds cargo's lock).
+PREFIX       ?= /usr/local
+DESTDIR      ?=
+libdir       ?= $(PREFIX)/lib
+includedir   ?= $(PREFIX)/include
+pkgconfigdir ?= $(libdir)/pkgconfig
+# The directory holding the built libleveldb_bloom.so and .a.
+ARTIFACTS    ?= $(LIBDIR)
+VERSION      := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+SONAME       := $(shell sed -n 's/.*-soname,\(libleveldb_bloom\.so\.[0-9]*\).*/\1/p' build.rs)
+REALNAME     := libleveldb_bloom.so.$(VERSION)
+# Everything install creates, so that uninstall removes exactly that.
+INSTALLED    := $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(SONAME) libleveldb_bloom.so libleveldb_bloom.a) \
+                $(addprefix $(DESTDIR)$(includedir)/,leveldb_bloom.h leveldb_bloom.hpp) \
+                $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc
+
+install:
+	@test -n "$(SONAME)" || { echo "error: build.rs sets no soname" >&2; exit 1; }
+	@for f in libleveldb_bloom.so libleveldb_bloom.a; do test -f $(ARTIFACTS)/$$f || \
+	  { echo "error: $(ARTIFACTS)/$$f is missing: run 'make' first" >&2; exit 1; }; done
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir)
+	install -m 755 $(ARTIFACTS)/libleveldb_bloom.so $(DESTDIR)$(libdir)/$(REALNAME)
+	ln -sfn $(REALNAME) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(libdir)/libleveldb_bloom.so
+	install -m 644 $(ARTIFACTS)/libleveldb_bloom.a $(DESTDIR)$(libdir)/libleveldb_bloom.a
+	install -m 644 $(wildcard include/leveldb_bloom.h include/leveldb_bloom.hpp) $(DESTDIR)$(includedir)/
+	sed -e 's|@prefix@|$(PREFIX)|' \
+	    -e 's|@libdir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(libdir))|' \
+	    -e 's|@includedir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(includedir))|' \
+	    -e 's|@version@|$(VERSION)|' leveldb_bloom.pc.in > $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc
+
+uninstall:
+	rm -f $(INSTALLED)

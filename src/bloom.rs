@@ -60,6 +60,19 @@ pub struct BloomFilterPolicy {
 pub struct WrongFilterLength;
 
 impl BloomFilterPolicy {
+    /// The policy that spends about `bits_per_key` bits of filter on each key.
+    ///
+    /// Each key sets k = `bits_per_key × 0.69` bits (≈ ln 2 per bit, the optimum),
+    /// truncated and kept within 1..=30. 10 bits per key gives k = 6 and about 1% false
+    /// positives; each further bit per key multiplies them by about 0.62.
+    ///
+    /// ```
+    /// use leveldb_bloom::BloomFilterPolicy;
+    ///
+    /// assert_eq!(BloomFilterPolicy::new(10).num_probes(), 6);
+    /// assert_eq!(BloomFilterPolicy::new(0).num_probes(), 1);
+    /// assert_eq!(BloomFilterPolicy::new(100).num_probes(), 30);
+    /// ```
     pub fn new(bits_per_key: u32) -> Self {
         // `static_cast<size_t>(bits_per_key * 0.69)`: double arithmetic, truncated.
         let k = (f64::from(bits_per_key) * 0.69) as u64;
@@ -69,6 +82,7 @@ impl BloomFilterPolicy {
         }
     }
 
+    /// The `bits_per_key` this policy was made with.
     pub fn bits_per_key(&self) -> u32 {
         self.bits_per_key
     }
@@ -78,6 +92,8 @@ impl BloomFilterPolicy {
         self.num_probes
     }
 
+    /// [`POLICY_NAME`], `"leveldb.BuiltinBloomFilter2"`: LevelDB stores it with every
+    /// filter block and ignores filter blocks of any other name.
     pub fn name(&self) -> &'static str {
         POLICY_NAME
     }
@@ -98,6 +114,20 @@ impl BloomFilterPolicy {
 
     /// Writes the filter for `keys` into `out`, which must be exactly
     /// [`filter_len`](Self::filter_len) bytes long. Duplicate keys are fine.
+    /// Never allocates.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, WrongFilterLength};
+    ///
+    /// let policy = BloomFilterPolicy::new(10);
+    /// let keys = [b"hello", b"world"];
+    /// let mut out = vec![0; policy.filter_len(keys.len()).unwrap()];
+    /// policy.write_filter(keys, &mut out)?;
+    /// assert_eq!(out, policy.create_filter(&keys));
+    ///
+    /// assert_eq!(policy.write_filter(keys, &mut [0; 3]), Err(WrongFilterLength));
+    /// # Ok::<(), WrongFilterLength>(())
+    /// ```
     pub fn write_filter<I>(&self, keys: I, out: &mut [u8]) -> Result<(), WrongFilterLength>
     where
         I: IntoIterator,
@@ -132,6 +162,16 @@ impl BloomFilterPolicy {
 
     /// Appends the filter for `keys` to `dst`, as LevelDB's `CreateFilter` does. When
     /// the filter cannot be sized or allocated, appends [`MATCH_ALL_FILTER`] instead.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let policy = BloomFilterPolicy::new(10);
+    /// let mut block = b"header".to_vec();
+    /// policy.append_filter(&["hello", "world"], &mut block);
+    /// let filter = Filter::new(&block[6..]);
+    /// assert!(filter.may_contain(b"hello") && filter.may_contain(b"world"));
+    /// ```
     pub fn append_filter<K: AsRef<[u8]>>(&self, keys: &[K], dst: &mut Vec<u8>) {
         let start = dst.len();
         let Some(len) = self.filter_len(keys.len()) else {
@@ -160,6 +200,18 @@ impl BloomFilterPolicy {
 }
 
 /// A filter's bytes, decoded once for any number of queries.
+///
+/// Any bytes are accepted and answered as LevelDB answers them: fewer than two bytes
+/// match nothing, and a last (k) byte of 0 or above 30 matches everything.
+///
+/// ```
+/// use leveldb_bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
+///
+/// let bytes = BloomFilterPolicy::new(10).create_filter(&["hello"]);
+/// assert!(Filter::new(&bytes).may_contain(b"hello"));
+/// assert!(!Filter::new(&[]).may_contain(b"hello"));
+/// assert!(Filter::new(&MATCH_ALL_FILTER).may_contain(b"anything"));
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Filter<'a> {
     answer: Answer<'a>,

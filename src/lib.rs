@@ -1,14 +1,67 @@
 //! LevelDB's built-in bloom filter policy, `leveldb.BuiltinBloomFilter2`, byte for
 //! byte, for Rust and (through a C ABI) for C and C++.
 //!
-//! The safe core is [`hash`] and [`bloom`]; the C API lives in `ffi` and the swap
-//! into LevelDB in `dropin`.
+//! Every filter [`BloomFilterPolicy`] builds is the filter LevelDB ≥ 1.18's
+//! `NewBloomFilterPolicy(bits_per_key)` builds for the same keys, and every answer
+//! of [`Filter::may_contain`] is LevelDB's `KeyMayMatch`, on any bytes at all: tables
+//! written by either are read by the other.
+//!
+//! # Building and querying a filter
+//!
+//! ```
+//! use leveldb_bloom::{BloomFilterPolicy, Filter};
+//!
+//! // 10 bits per key: about 1% false positives, 6 probes per key.
+//! let policy = BloomFilterPolicy::new(10);
+//! let keys = ["apple", "banana", "cherry"];
+//! let filter: Vec<u8> = policy.create_filter(&keys);
+//!
+//! // Decode once, query many times. A bloom filter never forgets a key…
+//! let query = Filter::new(&filter);
+//! assert!(keys.iter().all(|key| query.may_contain(key.as_bytes())));
+//! // …and "no" is certain; "yes" may be a false positive.
+//! let absent = (0..1000).filter(|i| query.may_contain(format!("absent{i}").as_bytes()));
+//! assert!(absent.count() < 1000);
+//! ```
+//!
+//! Filters can also be appended to a buffer you own (as LevelDB appends each block's
+//! filter to its filter block) with [`BloomFilterPolicy::append_filter`], or written
+//! into a slice of exactly [`BloomFilterPolicy::filter_len`] bytes with
+//! [`BloomFilterPolicy::write_filter`], which never allocates.
+//!
+//! # rusty-leveldb
+//!
+//! With the cargo feature `rusty-leveldb`, [`BloomFilterPolicy`] implements
+//! rusty-leveldb's `FilterPolicy`, so a database written by rusty-leveldb carries
+//! LevelDB's own filters:
+//!
+//! ```
+//! # #[cfg(feature = "rusty-leveldb")] {
+//! use std::rc::Rc;
+//!
+//! let mut options = rusty_leveldb::in_memory();
+//! options.filter_policy = Rc::new(Box::new(leveldb_bloom::BloomFilterPolicy::new(10)));
+//! let mut db = rusty_leveldb::DB::open("example", options).unwrap();
+//! db.put(b"key", b"value").unwrap();
+//! assert_eq!(db.get(b"key").as_deref(), Some(&b"value"[..]));
+//! # }
+//! ```
+//!
+//! # C and C++
+//!
+//! The same library builds as `libleveldb_bloom.so` (soname `libleveldb_bloom.so.0`)
+//! and `libleveldb_bloom.a`, with the header `include/leveldb_bloom.h`: LevelDB's C
+//! API names (`leveldb_filterpolicy_create_bloom`, …) plus a few of its own. `make
+//! install` installs them with a pkg-config file, `leveldb_bloom.pc`. The C functions
+//! are not part of this crate's Rust API.
 
 pub mod bloom;
 mod dropin;
 mod ffi;
 mod handle;
 pub mod hash;
+#[cfg(feature = "rusty-leveldb")]
+mod rusty;
 mod simd;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength, MATCH_ALL_FILTER, POLICY_NAME};

@@ -12,10 +12,10 @@ use std::sync::OnceLock;
 
 pub const SONAME: &str = "libleveldb_bloom.so.0";
 
-/// The directory holding the shared library built for this test run, with the
-/// soname link the loader looks for. That is `target/<profile>/deps`, beside the
-/// test executable: `cargo test` rebuilds the library there, but does not copy it
-/// up to `target/<profile>`, where it may be stale or missing.
+/// The directory holding the shared and static libraries built for this test run,
+/// with the soname link the loader looks for: `target/<profile>/deps`, beside the
+/// test executable. (Cargo copies them up to `target/<profile>` only for `cargo
+/// build`, so the copies there may be missing or from another build.)
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -54,6 +54,7 @@ pub struct Program {
     lang: Lang,
     sources: Vec<PathBuf>,
     args: Vec<String>,
+    repo_headers: bool,
 }
 
 impl Program {
@@ -64,7 +65,15 @@ impl Program {
             lang,
             sources: sources.iter().map(|s| repo().join(s)).collect(),
             args: Vec::new(),
+            repo_headers: true,
         }
+    }
+
+    /// Leaves out `-Iinclude`: the headers must come from the arguments (e.g. an
+    /// installed copy found by pkg-config).
+    pub fn without_repo_headers(mut self) -> Self {
+        self.repo_headers = false;
+        self
     }
 
     /// Extra compiler or linker arguments, placed after the sources.
@@ -122,7 +131,10 @@ impl Program {
                 "-pedantic",
                 "-D_GNU_SOURCE",
             ])
-            .arg(format!("-I{}", repo().join("include").display()))
+            .args(
+                self.repo_headers
+                    .then(|| format!("-I{}", repo().join("include").display())),
+            )
             .arg("-o")
             .arg(&exe)
             .args(&self.sources)

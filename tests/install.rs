@@ -1,0 +1,253 @@
+//! `make install` and `make uninstall`, as a C developer uses them: install into a
+//! scratch prefix, build `examples/installed.c` with nothing but what
+//! `pkg-config --cflags --libs leveldb_bloom` says (shared, then static), run it, and
+//! uninstall again, leaving no file behind.
+//!
+//! `make install` only copies what was built; it is pointed at this test run's own
+//! build (`ARTIFACTS`), so it never runs cargo, whose lock `cargo test` holds.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Lang, Program};
+use leveldb_bloom::{BloomFilterPolicy, POLICY_NAME};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[test]
+fn prefix_install_links_with_pkg_config_and_uninstalls() {
+    let prefix = scratch_dir("prefix");
+    let prefix_arg = format!("PREFIX={}", prefix.display());
+    make(&["install", &prefix_arg]);
+
+    assert_layout(&prefix);
+    let pkg_config = PkgConfig::new(&[("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))]);
+    assert_eq!(pkg_config.query(&["--modversion"]), VERSION);
+    check_programs("prefix", &pkg_config, &prefix.join("lib"));
+
+    make(&["uninstall", &prefix_arg]);
+    assert_eq!(
+        files_under(&prefix),
+        BTreeMap::new(),
+        "left behind by uninstall"
+    );
+}
+
+#[test]
+fn destdir_install_stages_the_final_prefix() {
+    let stage = scratch_dir("destdir");
+    let destdir_arg = format!("DESTDIR={}", stage.display());
+    make(&["install", &destdir_arg, "PREFIX=/usr"]);
+
+    let root = stage.join("usr");
+    assert_layout(&root);
+    let pc = fs::read_to_string(root.join("lib/pkgconfig/leveldb_bloom.pc")).expect("installed");
+    assert!(pc.starts_with("prefix=/usr\n"), "{pc}");
+    // A staged tree is used the way a cross build uses a sysroot.
+    let pkg_config = PkgConfig::new(&[
+        ("PKG_CONFIG_PATH", root.join("lib/pkgconfig")),
+        ("PKG_CONFIG_SYSROOT_DIR", stage.clone()),
+    ]);
+    check_programs("destdir", &pkg_config, &root.join("lib"));
+
+    make(&["uninstall", &destdir_arg, "PREFIX=/usr"]);
+    assert_eq!(
+        files_under(&stage),
+        BTreeMap::new(),
+        "left behind by uninstall"
+    );
+}
+
+#[test]
+fn install_without_a_build_stops_with_a_hint() {
+    let prefix = scratch_dir("unbuilt");
+    let empty = scratch_dir("unbuilt-artifacts");
+    let output = make_command(&[
+        "install",
+        &format!("PREFIX={}", prefix.display()),
+        &format!("ARTIFACTS={}", empty.display()),
+    ])
+    .output()
+    .expect("make runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("run 'make' first"), "{stderr}");
+    assert_eq!(files_under(&prefix), BTreeMap::new());
+}
+
+/// The files `make install` puts under `root` (a prefix), and nothing else.
+fn assert_layout(root: &Path) {
+    let real_name = format!("libleveldb_bloom.so.{VERSION}");
+    let mut expected = BTreeMap::from([
+        (format!("lib/{real_name}"), Entry::File),
+        (
+            format!("lib/{}", common::SONAME),
+            Entry::Link(real_name.clone()),
+        ),
+        (
+            "lib/libleveldb_bloom.so".to_string(),
+            Entry::Link(common::SONAME.to_string()),
+        ),
+        ("lib/libleveldb_bloom.a".to_string(), Entry::File),
+        ("lib/pkgconfig/leveldb_bloom.pc".to_string(), Entry::File),
+    ]);
+    for header in ["leveldb_bloom.h", "leveldb_bloom.hpp"] {
+        let committed = common::repo().join("include").join(header);
+        if committed.exists() {
+            expected.insert(format!("include/{header}"), Entry::File);
+            assert_eq!(
+                fs::read(root.join("include").join(header)).expect("installed header"),
+                fs::read(committed).expect("committed header"),
+                "{header} is installed as committed"
+            );
+        }
+    }
+    assert_eq!(files_under(root), expected);
+}
+
+/// Builds and runs `examples/installed.c` against the installed library, shared and
+/// static, with only pkg-config's flags.
+fn check_programs(variant: &str, pkg_config: &PkgConfig, installed_lib_dir: &Path) {
+    let cflags = pkg_config.query(&["--cflags"]);
+    assert!(!cflags.contains(&repo_include()), "{cflags}");
+    let libdir = pkg_config.query(&["--variable=libdir"]);
+    assert_eq!(Path::new(&libdir), installed_lib_dir);
+
+    // Shared: the loader finds the soname link through pkg-config's libdir.
+    let flags = pkg_config.query(&["--cflags", "--libs"]);
+    let shared = program(&format!("installed_{variant}_shared"), &flags)
+        .arg(format!("-Wl,-rpath,{libdir}"))
+        .build();
+    check_output(&shared);
+    let loaded = common::run(outside_cargo("ldd").arg(&shared));
+    let soname_line = format!(
+        "{} => {}",
+        common::SONAME,
+        installed_lib_dir.join(common::SONAME).display()
+    );
+    assert!(loaded.contains(&soname_line), "{loaded}");
+
+    // Static: libleveldb_bloom.a with the Libs.private it needs, no shared library.
+    let static_flags = pkg_config
+        .query(&["--static", "--cflags", "--libs"])
+        .replace(
+            "-lleveldb_bloom",
+            "-Wl,-Bstatic -lleveldb_bloom -Wl,-Bdynamic",
+        );
+    let fully_linked = program(&format!("installed_{variant}_static"), &static_flags).build();
+    check_output(&fully_linked);
+    let loaded = common::run(outside_cargo("ldd").arg(&fully_linked));
+    assert!(!loaded.contains("leveldb_bloom"), "{loaded}");
+}
+
+fn program(name: &str, flags: &str) -> Program {
+    flags.split_whitespace().fold(
+        Program::new(name, Lang::C99, &["examples/installed.c"]).without_repo_headers(),
+        Program::arg,
+    )
+}
+
+/// The installed library builds the filter this crate builds.
+fn check_output(exe: &Path) {
+    let keys = ["hello", "world", "leveldb", "bloom"];
+    let expected = BloomFilterPolicy::new(10).create_filter(&keys);
+    let hex: String = expected.iter().map(|b| format!("{b:02x}")).collect();
+    let stdout = common::run(outside_cargo(exe).arg("10").args(keys));
+    assert_eq!(stdout, format!("{POLICY_NAME}\n{hex}\n"));
+}
+
+/// `program` run as outside `cargo test`, which points LD_LIBRARY_PATH at its build
+/// directory (and so at the library there, not the installed one).
+fn outside_cargo(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.env_remove("LD_LIBRARY_PATH");
+    command
+}
+
+fn repo_include() -> String {
+    common::repo().join("include").display().to_string()
+}
+
+/// `pkg-config` seeing only the given environment for its search paths.
+struct PkgConfig {
+    env: Vec<(&'static str, PathBuf)>,
+}
+
+impl PkgConfig {
+    fn new(env: &[(&'static str, PathBuf)]) -> Self {
+        Self { env: env.to_vec() }
+    }
+
+    /// pkg-config's answer for `leveldb_bloom`, trimmed.
+    fn query(&self, args: &[&str]) -> String {
+        let mut command = Command::new("pkg-config");
+        command
+            .env_remove("PKG_CONFIG_SYSROOT_DIR")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .args(args)
+            .arg("leveldb_bloom");
+        common::run(&mut command).trim().to_string()
+    }
+}
+
+/// `make -C <repo> <args>` installing from this test run's build.
+fn make(args: &[&str]) {
+    let artifacts = format!("ARTIFACTS={}", common::lib_dir().display());
+    common::run(make_command(args).arg(artifacts));
+}
+
+fn make_command(args: &[&str]) -> Command {
+    let mut command = Command::new(std::env::var_os("MAKE").unwrap_or("make".into()));
+    command
+        // A `make test` above us must not hand its jobserver or flags down.
+        .env_remove("MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .env_remove("MAKELEVEL")
+        .arg("--no-print-directory")
+        .arg("-C")
+        .arg(common::repo())
+        .args(args);
+    command
+}
+
+/// An empty directory of its own for each test.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = common::lib_dir().join("install-tests").join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Entry {
+    File,
+    Link(String),
+}
+
+/// Every file and symbolic link under `root`, by relative path (directories are
+/// not listed: uninstall leaves a prefix's directories in place).
+fn files_under(root: &Path) -> BTreeMap<String, Entry> {
+    let mut found = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).expect("readable directory") {
+            let path = entry.expect("directory entry").path();
+            let meta = fs::symlink_metadata(&path).expect("metadata");
+            let relative = path.strip_prefix(root).expect("under root");
+            let relative = relative.display().to_string();
+            if meta.is_dir() {
+                pending.push(path);
+            } else if meta.is_symlink() {
+                let target = fs::read_link(&path).expect("link target");
+                found.insert(relative, Entry::Link(target.display().to_string()));
+            } else {
+                found.insert(relative, Entry::File);
+            }
+        }
+    }
+    found
+}

@@ -1,0 +1,299 @@
+//! rusty-leveldb with this crate's policy: a database it writes reads back (every key
+//! found, absent keys absent, the filters consulted), in rusty-leveldb and in the real
+//! LevelDB, and every filter stored in its tables is the filter this crate builds for
+//! the keys of the data blocks it covers, read from the table files themselves.
+
+#![cfg(feature = "rusty-leveldb")]
+
+mod common;
+
+use std::cell::Cell;
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+use std::rc::Rc;
+
+use common::{Lang, Program};
+
+use leveldb_bloom::{BloomFilterPolicy, Filter, POLICY_NAME};
+use rusty_leveldb::env::Env;
+use rusty_leveldb::{FilterPolicy, MemEnv, Options, DB};
+
+const BITS_PER_KEY: u32 = 10;
+/// Keys 0, 2, 4, … are written; the odd ones, which fall between them, are absent.
+const KEY_SPACE: usize = 24_000;
+const DB_NAME: &str = "db";
+
+/// Keys of varied length, so that every hash tail length occurs.
+fn key(i: usize) -> Vec<u8> {
+    format!("{i:06}{}", "k".repeat(i % 7)).into_bytes()
+}
+
+fn value(i: usize) -> Vec<u8> {
+    format!("value {i} ").repeat(1 + i % 4).into_bytes()
+}
+
+fn options(env: &Rc<Box<dyn Env>>, policy: impl FilterPolicy + 'static) -> Options {
+    let mut options = rusty_leveldb::in_memory();
+    options.env = Rc::clone(env);
+    options.filter_policy = Rc::new(Box::new(policy));
+    // Small memtables and tables: many of them, flushed and compacted while writing.
+    options.write_buffer_size = 64 << 10;
+    options.max_file_size = 128 << 10;
+    options
+}
+
+/// A database of the even keys, written with this crate's policy and compacted into
+/// tables, in a fresh in-memory environment.
+fn written_database() -> Rc<Box<dyn Env>> {
+    let env: Rc<Box<dyn Env>> = Rc::new(Box::new(MemEnv::new()));
+    let mut db = DB::open(DB_NAME, options(&env, BloomFilterPolicy::new(BITS_PER_KEY)))
+        .expect("database opens");
+    for i in (0..KEY_SPACE).step_by(2) {
+        db.put(&key(i), &value(i)).expect("put");
+    }
+    db.compact_range(&key(0), &key(KEY_SPACE))
+        .expect("compaction");
+    db.close().expect("close");
+    env
+}
+
+/// This crate's policy, counting the filter queries that answered "absent".
+struct CountingPolicy {
+    policy: BloomFilterPolicy,
+    rejections: Rc<Cell<usize>>,
+}
+
+impl FilterPolicy for CountingPolicy {
+    fn name(&self) -> &'static str {
+        FilterPolicy::name(&self.policy)
+    }
+
+    fn create_filter(&self, keys: &[u8], key_offsets: &[usize]) -> Vec<u8> {
+        FilterPolicy::create_filter(&self.policy, keys, key_offsets)
+    }
+
+    fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
+        let matches = FilterPolicy::key_may_match(&self.policy, key, filter);
+        self.rejections
+            .set(self.rejections.get() + usize::from(!matches));
+        matches
+    }
+}
+
+#[test]
+fn database_reads_back_through_the_filters() {
+    let env = written_database();
+    let rejections = Rc::new(Cell::new(0));
+    let policy = CountingPolicy {
+        policy: BloomFilterPolicy::new(BITS_PER_KEY),
+        rejections: Rc::clone(&rejections),
+    };
+    let mut db = DB::open(DB_NAME, options(&env, policy)).expect("database reopens");
+
+    for i in (0..KEY_SPACE).step_by(2) {
+        assert_eq!(db.get(&key(i)).as_deref(), Some(&value(i)[..]), "key {i}");
+    }
+    assert_eq!(rejections.get(), 0, "a present key was rejected");
+    let absent = KEY_SPACE / 2;
+    for i in (1..KEY_SPACE).step_by(2) {
+        assert_eq!(db.get(&key(i)), None, "key {i}");
+    }
+    // Each absent key lies inside some table's key range, so its filter is asked;
+    // at 10 bits per key it says "absent" about 99% of the time.
+    assert!(
+        rejections.get() > absent * 9 / 10,
+        "{} of {absent} absent keys rejected by filters",
+        rejections.get()
+    );
+}
+
+#[test]
+fn leveldb_reads_the_database() {
+    let dir = common::lib_dir().join("rusty-leveldb-db");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("database directory");
+    let env = written_database();
+    for name in env.children(Path::new(DB_NAME)).expect("listing") {
+        fs::write(dir.join(&name), read_file(&env, &name)).expect("copy");
+    }
+    // The real LevelDB, with its own bloom policy: it uses the filters stored under
+    // its name, so a key they lost would not be found.
+    let reader = Program::new("rusty_db_reader", Lang::C99, &["c_tests/rusty_db_reader.c"])
+        .arg("-lleveldb")
+        .build();
+    let output = common::run(Command::new(reader).arg(&dir).arg(KEY_SPACE.to_string()));
+    let half = KEY_SPACE / 2;
+    assert_eq!(
+        output,
+        format!("found {half} of {half}, absent {half} of {half}\n")
+    );
+}
+
+#[test]
+fn stored_filters_are_this_crates_filters() {
+    let env = written_database();
+    let policy = BloomFilterPolicy::new(BITS_PER_KEY);
+    let mut tables = 0;
+    let mut filters = 0;
+    for name in env.children(Path::new(DB_NAME)).expect("listing") {
+        if name.extension().is_none_or(|ext| ext != "ldb") {
+            continue;
+        }
+        let file = read_file(&env, &name);
+        let table = Table::parse(&file);
+        tables += 1;
+
+        for (index, stored) in table.filters.iter().enumerate() {
+            let keys = table.user_keys_of_filter(index);
+            if keys.is_empty() {
+                // LevelDB's builder records no filter for a range without data blocks.
+                assert!(stored.is_empty(), "{name:?} filter {index}");
+                continue;
+            }
+            assert_eq!(
+                *stored,
+                policy.create_filter(&keys),
+                "{name:?} filter {index}"
+            );
+            let query = Filter::new(stored);
+            assert!(keys.iter().all(|key| query.may_contain(key)));
+            filters += 1;
+        }
+    }
+    assert!(
+        tables >= 2 && filters >= 100,
+        "only {tables} tables, {filters} filters"
+    );
+}
+
+/// The bytes of the database's file `name`.
+fn read_file(env: &Rc<Box<dyn Env>>, name: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    env.open_sequential_file(&Path::new(DB_NAME).join(name))
+        .and_then(|mut file| Ok(file.read_to_end(&mut bytes)?))
+        .expect("file reads");
+    bytes
+}
+
+/// The parts of a LevelDB table file (table/format.md) that the filters concern:
+/// the data blocks with their file offsets, and the filter block's filters.
+struct Table<'a> {
+    /// (offset of the block in the file, the block's entries).
+    data_blocks: Vec<(u64, Vec<Entry<'a>>)>,
+    filters: Vec<&'a [u8]>,
+    /// A filter covers the data blocks whose offsets share `offset >> base_lg`.
+    base_lg: u8,
+}
+
+/// A block entry: the full key and the value.
+type Entry<'a> = (Vec<u8>, &'a [u8]);
+
+const FOOTER_LEN: usize = 48;
+const TABLE_MAGIC: u64 = 0xdb4775248b80fb57;
+const INTERNAL_KEY_TAG_LEN: usize = 8;
+
+impl<'a> Table<'a> {
+    fn parse(file: &'a [u8]) -> Self {
+        let footer = &file[file.len() - FOOTER_LEN..];
+        assert_eq!(footer[40..], TABLE_MAGIC.to_le_bytes(), "table magic");
+        let mut handles = footer;
+        let metaindex = block(file, read_handle(&mut handles));
+        let index = block(file, read_handle(&mut handles));
+
+        let filter_key = format!("filter.{POLICY_NAME}");
+        let (_, mut filter_handle) = entries(metaindex)
+            .into_iter()
+            .find(|(key, _)| *key == filter_key.as_bytes())
+            .expect("the table has a filter block under LevelDB's name");
+        let filter_block = block(file, read_handle(&mut filter_handle));
+
+        let data_blocks = entries(index)
+            .into_iter()
+            .map(|(_, mut handle)| {
+                let (offset, size) = read_handle(&mut handle);
+                (offset, entries(block(file, (offset, size))))
+            })
+            .collect();
+        let (filters, base_lg) = split_filter_block(filter_block);
+        Self {
+            data_blocks,
+            filters,
+            base_lg,
+        }
+    }
+
+    /// The user keys (internal keys without their 8-byte tag) the builder gave the
+    /// policy for filter `index`, in order.
+    fn user_keys_of_filter(&self, index: usize) -> Vec<&[u8]> {
+        self.data_blocks
+            .iter()
+            .filter(|(offset, _)| offset >> self.base_lg == index as u64)
+            .flat_map(|(_, entries)| entries)
+            .map(|(key, _)| &key[..key.len() - INTERNAL_KEY_TAG_LEN])
+            .collect()
+    }
+}
+
+/// The filters of a filter block: the filters, their u32 offsets, the offset of that
+/// array, and base_lg.
+fn split_filter_block(block: &[u8]) -> (Vec<&[u8]>, u8) {
+    let (&base_lg, rest) = block.split_last().expect("base_lg");
+    let array_start = fixed32(&rest[rest.len() - 4..]);
+    let offsets: Vec<usize> = rest[array_start..rest.len() - 4]
+        .chunks_exact(4)
+        .map(fixed32)
+        .chain([array_start])
+        .collect();
+    let filters = offsets.windows(2).map(|w| &block[w[0]..w[1]]).collect();
+    (filters, base_lg)
+}
+
+fn fixed32(bytes: &[u8]) -> usize {
+    u32::from_le_bytes(bytes.try_into().expect("4 bytes")) as usize
+}
+
+fn read_varint(input: &mut &[u8]) -> u64 {
+    let mut value = 0;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = input.split_first().expect("varint");
+        *input = rest;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return value;
+        }
+    }
+    panic!("varint too long");
+}
+
+fn read_handle(input: &mut &[u8]) -> (u64, u64) {
+    (read_varint(input), read_varint(input))
+}
+
+/// A block's contents; its trailer must say "uncompressed" (rusty-leveldb's default).
+fn block(file: &[u8], (offset, size): (u64, u64)) -> &[u8] {
+    let (start, end) = (offset as usize, (offset + size) as usize);
+    assert_eq!(file[end], 0, "block at {offset} is compressed");
+    &file[start..end]
+}
+
+/// A block's entries: prefix-compressed keys, each entry `shared`, `unshared`,
+/// `value length` (varints), the unshared key bytes, the value; then the restart
+/// array and its u32 length.
+fn entries(block: &[u8]) -> Vec<Entry<'_>> {
+    let restarts = fixed32(&block[block.len() - 4..]);
+    let mut input = &block[..block.len() - 4 - 4 * restarts];
+    let mut entries: Vec<Entry> = Vec::new();
+    while !input.is_empty() {
+        let shared = read_varint(&mut input) as usize;
+        let unshared = read_varint(&mut input) as usize;
+        let value_len = read_varint(&mut input) as usize;
+        let mut key = entries.last().map_or(&[][..], |(k, _)| k)[..shared].to_vec();
+        key.extend_from_slice(&input[..unshared]);
+        let value = &input[unshared..unshared + value_len];
+        input = &input[unshared + value_len..];
+        entries.push((key, value));
+    }
+    entries
+}
