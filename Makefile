@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test clean
+.PHONY: all build header deps demo test fuzz clean
 
 all: build
 
@@ -31,6 +31,12 @@ test: deps
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets --release -- -D warnings
 	$(CARGO) test --release
+
+# Differential fuzzing against LevelDB for FUZZ_SECONDS (needs clang; see scripts/fuzz).
+# Commit the minimised fuzz/corpus it leaves; `make test` replays it.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz
 
 clean:
 	$(CARGO) clean

@@ -122,7 +122,10 @@ pub(crate) fn new_leveldb_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filte
     let Some(leveldb) = leveldb() else {
         return ptr::null_mut();
     };
-    let state = Box::into_raw(Policy::new(bloom));
+    let Some(state) = Policy::new(bloom) else {
+        return ptr::null_mut();
+    };
+    let state = Box::into_raw(state);
     // SAFETY: LevelDB's leveldb_filterpolicy_create stores the state and callbacks;
     // it calls `destroy_state` exactly once, when the object is deleted.
     let wrapper = unsafe {

@@ -6,6 +6,7 @@
 //! function accepts both kinds and recognises a pointer it did not make. Lookups are
 //! lock-free, because they sit on the query path.
 
+use std::alloc::{alloc, Layout};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use crate::bloom::BloomFilterPolicy;
@@ -19,11 +20,24 @@ pub(crate) struct Policy {
 }
 
 impl Policy {
-    pub(crate) fn new(bloom: BloomFilterPolicy) -> Box<Self> {
-        Box::new(Self {
-            bloom,
-            leveldb_wrapper: AtomicUsize::new(0),
-        })
+    /// A policy on the heap, or `None` when memory runs out: `Box::new` would abort
+    /// the process instead, and the C API promises NULL.
+    pub(crate) fn new(bloom: BloomFilterPolicy) -> Option<Box<Self>> {
+        let layout = Layout::new::<Self>();
+        // SAFETY: `Policy` is not zero-sized, so the layout is valid for `alloc`.
+        let raw = unsafe { alloc(layout) }.cast::<Self>();
+        if raw.is_null() {
+            return None;
+        }
+        // SAFETY: `raw` is fresh memory from the global allocator with `Policy`'s
+        // layout, as `Box::from_raw` requires; it is initialised before the box is made.
+        unsafe {
+            raw.write(Self {
+                bloom,
+                leveldb_wrapper: AtomicUsize::new(0),
+            });
+            Some(Box::from_raw(raw))
+        }
     }
 }
 
@@ -99,8 +113,8 @@ mod tests {
 
     #[test]
     fn register_lookup_unregister() {
-        let mut a = Policy::new(BloomFilterPolicy::new(10));
-        let mut b = Policy::new(BloomFilterPolicy::new(20));
+        let mut a = Policy::new(BloomFilterPolicy::new(10)).unwrap();
+        let mut b = Policy::new(BloomFilterPolicy::new(20)).unwrap();
         let (pa, pb): (*mut Policy, *mut Policy) = (&mut *a, &mut *b);
         assert!(register(pa as usize, pa));
         assert!(register(0x1000, pb));
