@@ -49,7 +49,7 @@ static void check_create(const leveldb_filterpolicy_t* policy, int bits_per_key,
   const long live = shim.live(), failures = shim.failures();
   size_t length = 777, i;
   char* filter;
-  shim.arm(library, min_size, skip);
+  shim.arm(library, min_size, skip, 1, 0);
   filter = leveldb_filterpolicy_create_filter(policy, keys, lengths, n, &length);
   shim.disarm();
   if (filter == NULL) {
@@ -84,7 +84,7 @@ static void check_non_allocating(const leveldb_filterpolicy_t* policy, int bits_
   for (q = 0; q < QUERIES; q++)
     answers[q] = leveldb_filterpolicy_key_may_match(policy, keys[MAX_KEYS + q], lengths[MAX_KEYS + q], normal,
                                                     normal_length);
-  shim.arm(library, 0, 0);
+  shim.arm(library, 0, 0, 1, 0);
   written = leveldb_bloom_write_filter(policy, keys, lengths, (size_t)n, out, normal_length);
   for (q = 0; q < QUERIES; q++)
     expect(leveldb_filterpolicy_key_may_match(policy, keys[MAX_KEYS + q], lengths[MAX_KEYS + q], normal,
@@ -105,7 +105,7 @@ static void check_policy_creation(void) {
   /* Once first: looking for LevelDB (dlsym) makes glibc keep a dlerror buffer. */
   leveldb_filterpolicy_destroy(leveldb_filterpolicy_create_bloom(10));
   live = shim.live();
-  shim.arm(library, 0, 0);
+  shim.arm(library, 0, 0, 1, 0);
   own = leveldb_bloom_policy_create(10);
   bloom = leveldb_filterpolicy_create_bloom(10);
   shim.disarm();
@@ -124,7 +124,7 @@ int main(void) {
     return 2;
   }
   library = dlsym(RTLD_DEFAULT, "leveldb_filterpolicy_create_filter");
-  if (!shim.arm(library, 0, 1L << 40)) return 2;
+  if (!shim.arm(library, 0, 0, 1, 0)) return 2;
   shim.disarm();
   make_keys();
 

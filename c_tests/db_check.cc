@@ -8,8 +8,9 @@
  *   concurrent       the workload as it is
  *   failing-filters  under LD_PRELOAD=libfailmalloc.so, every allocation of 3 bytes
  *                    or more by libleveldb_bloom fails: each filter degrades to 00 FF
- *   failing-all      every allocation by libleveldb_bloom fails, even the 2-byte
- *                    match-all filter's
+ *   failing-bursts   allocations by libleveldb_bloom fail two in a row, then two
+ *                    succeed, and so on: some filters cannot get even the 2-byte
+ *                    match-all filter allocated, and must still not be empty
  * Prints what it checked; exits 0 when every read was right. */
 #include "failmalloc.h"
 
@@ -125,7 +126,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<leveldb::DB> db(raw);
   if (failing) {
     void* library = dlsym(RTLD_DEFAULT, "leveldb_bloom_swap_status");
-    if (!shim.arm(library, mode == "failing-all" ? 0 : 3, 0)) return 2;
+    const bool armed = mode == "failing-filters" ? shim.arm(library, 3, 0, 1, 0)
+                       : mode == "failing-bursts" ? shim.arm(library, 0, 0, 2, 2)
+                                                  : false;
+    if (!armed) return 2;
   }
 
   Counts counts;

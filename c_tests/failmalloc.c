@@ -2,10 +2,11 @@
  * libleveldb_bloom does when memory runs out.
  *
  * It replaces malloc, calloc, realloc, posix_memalign, aligned_alloc and free with
- * glibc's own (__libc_*), counting live allocations. Once armed, an allocation fails
- * (returns NULL, errno ENOMEM) when it is requested by code inside one chosen shared
- * object, is at least `min_size` bytes, and `skip` earlier such requests were let
- * through. Every other allocation (the program's, LevelDB's, libc's) is untouched.
+ * glibc's own (__libc_*), counting live allocations. Once armed, it watches the
+ * requests made by code inside one chosen shared object of at least `min_size`
+ * bytes: it lets `skip` of them through, then fails (NULL, errno ENOMEM) `burst` in a
+ * row, lets `gap` through, and so on; with `gap` 0 it fails all after the skipped
+ * ones. Every other allocation (the program's, LevelDB's, libc's) is untouched.
  *
  * A program run under the shim finds its controls with
  * dlsym(RTLD_DEFAULT, "failmalloc_arm") and so on (see failmalloc.h). */
@@ -25,7 +26,7 @@ extern void __libc_free(void* pointer);
 /* The armed object's code, [start, end); end == 0 when disarmed. */
 static uintptr_t armed_start, armed_end;
 static size_t armed_min_size;
-static long armed_skip;
+static long armed_skip, armed_burst, armed_gap, armed_seen;
 static long failures, live;
 
 struct range_search {
@@ -53,13 +54,16 @@ static int find_object(struct dl_phdr_info* info, size_t size, void* data) {
   return 1;
 }
 
-int failmalloc_arm(const void* address_in_object, size_t min_size, long skip) {
+int failmalloc_arm(const void* address_in_object, size_t min_size, long skip, long burst, long gap) {
   struct range_search search = {(uintptr_t)address_in_object, 0, 0};
   if (!dl_iterate_phdr(find_object, &search)) return 0;
   __atomic_store_n(&armed_end, 0, __ATOMIC_SEQ_CST);
   armed_start = search.start;
   armed_min_size = min_size;
-  __atomic_store_n(&armed_skip, skip, __ATOMIC_SEQ_CST);
+  armed_skip = skip;
+  armed_burst = burst;
+  armed_gap = gap;
+  __atomic_store_n(&armed_seen, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&armed_end, search.end, __ATOMIC_SEQ_CST);
   return 1;
 }
@@ -73,8 +77,10 @@ long failmalloc_live(void) { return __atomic_load_n(&live, __ATOMIC_SEQ_CST); }
 /* Whether this request, made from `caller`, is to fail. */
 static int should_fail(const void* caller, size_t size) {
   uintptr_t end = __atomic_load_n(&armed_end, __ATOMIC_SEQ_CST), at = (uintptr_t)caller;
+  long seen;
   if (end == 0 || at < armed_start || at >= end || size < armed_min_size) return 0;
-  if (__atomic_fetch_sub(&armed_skip, 1, __ATOMIC_SEQ_CST) > 0) return 0;
+  seen = __atomic_fetch_add(&armed_seen, 1, __ATOMIC_SEQ_CST) - armed_skip;
+  if (seen < 0 || (armed_gap > 0 && seen % (armed_burst + armed_gap) >= armed_burst)) return 0;
   __atomic_fetch_add(&failures, 1, __ATOMIC_SEQ_CST);
   errno = ENOMEM;
   return 1;

@@ -10,10 +10,11 @@
 extern "C" {
 #endif
 
-/* From now on, fail every allocation requested by code of the shared object that
-   holds `address_in_object`, of at least `min_size` bytes, after letting `skip` such
-   requests through. Returns 0 if no loaded object holds the address. */
-int failmalloc_arm(const void* address_in_object, size_t min_size, long skip);
+/* From now on, watch the allocations requested by code of the shared object that
+   holds `address_in_object` of at least `min_size` bytes: let `skip` through, then
+   fail `burst` in a row and let `gap` through, again and again; `gap` 0 fails all
+   after the skipped ones. Returns 0 if no loaded object holds the address. */
+int failmalloc_arm(const void* address_in_object, size_t min_size, long skip, long burst, long gap);
 /* Stop failing allocations. */
 void failmalloc_disarm(void);
 /* How many allocations have failed so far. */
@@ -26,7 +27,7 @@ long failmalloc_live(void);
 #endif
 
 struct failmalloc {
-  int (*arm)(const void*, size_t, long);
+  int (*arm)(const void*, size_t, long, long, long);
   void (*disarm)(void);
   long (*failures)(void);
   long (*live)(void);

@@ -67,11 +67,12 @@ fn database_finds_every_key_when_filters_cannot_be_allocated() {
     println!("{}", database_under_failure("failing-filters"));
 }
 
-/// When even the 2-byte match-all filter cannot be allocated, the callback has
-/// nothing `malloc`'d to give LevelDB; returning NULL would make LevelDB store an
-/// empty filter, which answers "absent" for every key.
+/// When even the 2-byte match-all filter cannot be allocated, the LevelDB callback has
+/// nothing `malloc`'d to give; returning NULL would make LevelDB store an empty
+/// filter, which answers "absent" for every key. Allocations failing in bursts of two
+/// make that happen again and again, with successes in between.
 #[test]
-#[ignore = "needs the drop-in branch's fail-safe for a failed match-all allocation; un-ignore when merged"]
-fn database_finds_every_key_when_nothing_can_be_allocated() {
-    println!("{}", database_under_failure("failing-all"));
+#[ignore = "needs the drop-in branch's reserve match-all filter in LevelDB's callback; un-ignore when merged"]
+fn database_finds_every_key_when_not_even_the_match_all_filter_can_be_allocated() {
+    println!("{}", database_under_failure("failing-bursts"));
 }
