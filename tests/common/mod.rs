@@ -12,22 +12,28 @@ use std::sync::OnceLock;
 
 pub const SONAME: &str = "libleveldb_bloom.so.0";
 
-/// The directory holding the shared library built for this test run
-/// (`target/<profile>`), with the soname link the loader looks for.
+/// The directory holding the shared library built for this test run, with the soname
+/// link the loader looks for: `target/<profile>/deps`, beside the test executable.
+/// (`cargo test` builds the library there and copies it up to `target/<profile>`
+/// only when the library itself is what was asked for, so that copy may be stale or
+/// missing.)
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         let dir = exe
             .parent()
-            .and_then(Path::parent)
             .expect("target/<profile>/deps/<test>")
             .to_path_buf();
         let lib = dir.join("libleveldb_bloom.so");
         assert!(lib.exists(), "{} was not built", lib.display());
         let link = dir.join(SONAME);
         let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink("libleveldb_bloom.so", &link).expect("soname link");
+        // Another test process may have made the same link in between: fine.
+        match std::os::unix::fs::symlink("libleveldb_bloom.so", &link) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("soname link: {e}"),
+            _ => {}
+        }
         dir
     })
 }
