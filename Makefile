@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test bench clean install uninstall plot
+.PHONY: all build header deps demo test bench fuzz clean install uninstall plot
 
 all: build
 
@@ -43,6 +43,12 @@ BENCH := $(LIBDIR)/leveldb_bloom_bench
 bench: deps build
 	$(CXX) -std=c++17 -O2 $(CSTRICT) -Iinclude benches/bench.cc -o $(BENCH) -lleveldb -ldl
 	$(BENCH) $(abspath $(LIB)) $(BENCH_ARGS)
+
+# Differential fuzzing against LevelDB for FUZZ_SECONDS (needs clang; see scripts/fuzz).
+# Commit the minimised fuzz/corpus it leaves; `make test` replays it.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz
 
 clean:
 	$(CARGO) clean

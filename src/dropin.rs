@@ -12,7 +12,7 @@ use libc::size_t;
 
 use crate::bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 use crate::ffi::{self, guard, leveldb_filterpolicy_t};
-use crate::handle::{self, Policy};
+use crate::handle::{self, try_box, Policy};
 
 type Destructor = unsafe extern "C" fn(*mut c_void);
 type CreateFilter = unsafe extern "C" fn(
@@ -183,10 +183,16 @@ pub(crate) fn new_leveldb_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filte
     let Some(leveldb) = leveldb() else {
         return ptr::null_mut();
     };
-    let state = Box::into_raw(Box::new(WrapperState {
-        policy: Policy::new(bloom),
+    let Some(policy) = Policy::new(bloom) else {
+        return ptr::null_mut();
+    };
+    let Some(state) = try_box(WrapperState {
+        policy,
         reserve: Reserve::new(),
-    }));
+    }) else {
+        return ptr::null_mut();
+    };
+    let state = Box::into_raw(state);
     // SAFETY: LevelDB's leveldb_filterpolicy_create stores the state and callbacks;
     // it calls `destroy_state` exactly once, when the object is deleted.
     let wrapper = unsafe {

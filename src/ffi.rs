@@ -204,9 +204,13 @@ pub(crate) unsafe fn key_may_match(
     )
 }
 
-/// A policy handle of this library's own: never a LevelDB object.
+/// A policy handle of this library's own: never a LevelDB object; NULL when memory
+/// runs out.
 fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    let policy = Box::into_raw(Policy::new(bloom));
+    let Some(policy) = Policy::new(bloom) else {
+        return ptr::null_mut();
+    };
+    let policy = Box::into_raw(policy);
     if handle::register(policy as usize, policy) {
         policy.cast()
     } else {
@@ -539,7 +543,7 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
     out: *mut c_char,
     out_length: size_t,
 ) -> size_t {
-    // Too short for even the match-all filter: nothing may be written.
+    // Too short even for the match-all filter (and so for any filter): untouched.
     if out.is_null() || out_length < MATCH_ALL_FILTER.len() || out_length > isize::MAX as usize {
         return 0;
     }

@@ -6,6 +6,7 @@
 //! function accepts both kinds and recognises a pointer it did not make. Lookups are
 //! lock-free, because they sit on the query path.
 
+use std::alloc::{alloc, Layout};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use crate::bloom::{BloomFilterPolicy, ReciprocalCache};
@@ -21,12 +22,33 @@ pub(crate) struct Policy {
 }
 
 impl Policy {
-    pub(crate) fn new(bloom: BloomFilterPolicy) -> Box<Self> {
-        Box::new(Self {
+    /// A policy on the heap, or `None` when memory runs out.
+    pub(crate) fn new(bloom: BloomFilterPolicy) -> Option<Box<Self>> {
+        try_box(Self {
             bloom,
             leveldb_wrapper: AtomicUsize::new(0),
             reciprocals: ReciprocalCache::new(),
         })
+    }
+}
+
+/// `Box::new(value)`, or `None` when memory runs out: `Box::new` would abort the
+/// process, and the C API promises NULL instead.
+pub(crate) fn try_box<T>(value: T) -> Option<Box<T>> {
+    let layout = Layout::new::<T>();
+    if layout.size() == 0 {
+        return Some(Box::new(value));
+    }
+    // SAFETY: the layout is not zero-sized, as `alloc` requires.
+    let raw = unsafe { alloc(layout) }.cast::<T>();
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: `raw` is fresh memory from the global allocator with `T`'s layout, as
+    // `Box::from_raw` requires, and is initialised before the box is made.
+    unsafe {
+        raw.write(value);
+        Some(Box::from_raw(raw))
     }
 }
 
@@ -102,8 +124,8 @@ mod tests {
 
     #[test]
     fn register_lookup_unregister() {
-        let mut a = Policy::new(BloomFilterPolicy::new(10));
-        let mut b = Policy::new(BloomFilterPolicy::new(20));
+        let mut a = Policy::new(BloomFilterPolicy::new(10)).unwrap();
+        let mut b = Policy::new(BloomFilterPolicy::new(20)).unwrap();
         let (pa, pb): (*mut Policy, *mut Policy) = (&mut *a, &mut *b);
         assert!(register(pa as usize, pa));
         assert!(register(0x1000, pb));
