@@ -73,14 +73,14 @@ leveldb_filterpolicy_t *leveldb_filterpolicy_create_bloom(int bits_per_key);
 // order (a program's `leveldb_filterpolicy_destroy` may be LevelDB's).
 leveldb_filterpolicy_t *leveldb_bloom_policy_create(int bits_per_key);
 
-// Releases a policy. NULL is ignored. A policy LevelDB made itself (its own bloom
-// policy, or one from `leveldb_filterpolicy_create`) is passed on to LevelDB's own
-// `leveldb_filterpolicy_destroy`; any other pointer this library does not know is
-// ignored.
+// Releases a policy. NULL is ignored. When LevelDB is loaded, a pointer this library
+// did not return is taken to be a policy LevelDB made itself (its own bloom policy,
+// or one from `leveldb_filterpolicy_create`) and is passed on to LevelDB's own
+// `leveldb_filterpolicy_destroy`; without LevelDB, such a pointer is ignored.
 //
 // # Safety
-// `policy` must be NULL or a live policy, not used by any open database, and not
-// used again afterwards.
+// `policy` must be NULL or a live policy (this library's or, with LevelDB loaded,
+// LevelDB's), not used by any open database, and not used again afterwards.
 void leveldb_filterpolicy_destroy(leveldb_filterpolicy_t *policy);
 
 // The same as `leveldb_filterpolicy_destroy`, under a name LevelDB cannot shadow.

@@ -281,14 +281,14 @@ pub extern "C" fn leveldb_bloom_policy_create(bits_per_key: c_int) -> *mut level
     })
 }
 
-/// Releases a policy. NULL is ignored. A policy LevelDB made itself (its own bloom
-/// policy, or one from `leveldb_filterpolicy_create`) is passed on to LevelDB's own
-/// `leveldb_filterpolicy_destroy`; any other pointer this library does not know is
-/// ignored.
+/// Releases a policy. NULL is ignored. When LevelDB is loaded, a pointer this library
+/// did not return is taken to be a policy LevelDB made itself (its own bloom policy,
+/// or one from `leveldb_filterpolicy_create`) and is passed on to LevelDB's own
+/// `leveldb_filterpolicy_destroy`; without LevelDB, such a pointer is ignored.
 ///
 /// # Safety
-/// `policy` must be NULL or a live policy, not used by any open database, and not
-/// used again afterwards.
+/// `policy` must be NULL or a live policy (this library's or, with LevelDB loaded,
+/// LevelDB's), not used by any open database, and not used again afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_filterpolicy_destroy(policy: *mut leveldb_filterpolicy_t) {
     guard(|| (), || destroy(policy));
