@@ -3,8 +3,7 @@
 //! minimal case). The byte-for-byte agreement with LevelDB itself is checked by the
 //! C++ harnesses against the real library; these are the rules that need no reference.
 //!
-//! The generators are in `strategy` so further properties (another query path that
-//! must answer as `Filter::may_contain`, say) can reuse them.
+//! The generators are in `strategy`, shared by every property.
 
 use leveldb_bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
 use proptest::prelude::*;
@@ -130,5 +129,22 @@ proptest! {
         let mut written = vec![0xa5; created.len()];
         prop_assert!(policy.write_filter(&keys, &mut written).is_ok());
         prop_assert_eq!(written, created);
+    }
+
+    #[test]
+    fn batch_answers_as_one_key_at_a_time(
+        filter in prop_oneof![
+            strategy::filter_bytes(),
+            (strategy::key_set(), strategy::bits_per_key())
+                .prop_map(|(keys, bpk)| BloomFilterPolicy::new(bpk).create_filter(&keys)),
+        ],
+        keys in proptest::collection::vec(strategy::key(), 0..100),
+    ) {
+        let reader = Filter::new(&filter);
+        let mut results = vec![false; keys.len()];
+        reader.may_contain_batch(&keys, &mut results);
+        for (key, &batch) in keys.iter().zip(&results) {
+            prop_assert_eq!(batch, reader.may_contain(key), "key {:?}", key);
+        }
     }
 }
