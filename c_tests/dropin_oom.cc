@@ -1,7 +1,8 @@
 // LevelDB's CreateFilter on a swapped policy when libleveldb_bloom cannot allocate:
 // LevelDB stores whatever the callback returns, so it must never get an empty filter
-// (which answers "absent" for every key). Linked with fail_alloc (allocations made by
-// libleveldb_bloom fail on demand), then -lleveldb_bloom -lleveldb.
+// (which answers "absent" for every key). Linked -lleveldb_bloom -lleveldb and run
+// under the failmalloc shim (LD_PRELOAD), which fails libleveldb_bloom's allocations
+// on demand.
 //
 //   dropin_oom reserve   each failure gets the match-all filter 00 FF, also after a
 //                        successful call refilled the reserve; prints "reserve ok"
@@ -10,16 +11,16 @@
 #include <leveldb/slice.h>
 #include <leveldb_bloom.hpp>
 
+#include "failmalloc.h"
+
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-extern "C" void fail_alloc_start(const void* address);
-extern "C" void fail_alloc_stop();
-
 static int failures = 0;
+static struct failmalloc shim;
 
 static void expect(bool ok, const char* what) {
   if (!ok) {
@@ -39,14 +40,14 @@ static const void* bloom_library() {
 static std::string starved_filter(const leveldb::FilterPolicy& policy,
                                   const std::vector<leveldb::Slice>& keys) {
   std::string filter;
-  fail_alloc_start(bloom_library());
+  shim.arm(bloom_library(), 0, 0, 1, 0);  // every allocation fails
   policy.CreateFilter(keys.data(), static_cast<int>(keys.size()), &filter);
-  fail_alloc_stop();
+  shim.disarm();
   return filter;
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) return 2;
+  if (argc != 2 || !failmalloc_load(&shim)) return 2;
   expect((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) != 0, "swapped");
   std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(10));
   std::vector<std::string> storage;

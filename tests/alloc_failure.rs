@@ -13,16 +13,6 @@ use std::sync::OnceLock;
 
 use common::{Lang, Program};
 
-fn shim() -> &'static PathBuf {
-    static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| {
-        Program::new("libfailmalloc.so", Lang::C99, &["c_tests/failmalloc.c"])
-            .arg("-shared")
-            .arg("-fPIC")
-            .build()
-    })
-}
-
 fn db_check() -> &'static PathBuf {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
     EXE.get_or_init(|| {
@@ -40,7 +30,7 @@ fn database_under_failure(mode: &str) -> String {
     let dir = common::lib_dir().join(format!("db_check_{mode}"));
     let out = common::run(
         Command::new(db_check())
-            .env("LD_PRELOAD", shim())
+            .env("LD_PRELOAD", common::failmalloc_shim())
             .arg(mode)
             .arg(&dir),
     );
@@ -57,7 +47,7 @@ fn c_api_under_allocation_failure() {
         .link_bloom()
         .arg("-ldl")
         .build();
-    let out = common::run(Command::new(exe).env("LD_PRELOAD", shim()));
+    let out = common::run(Command::new(exe).env("LD_PRELOAD", common::failmalloc_shim()));
     assert!(out.contains(", 0 failed"), "{out}");
     println!("{out}");
 }

@@ -478,24 +478,24 @@ fn policies_made_by_leveldb_are_released_through_this_library() {
 /// rather than let LevelDB store an empty filter.
 #[test]
 fn create_filter_callback_never_returns_an_empty_filter() {
-    let fail_alloc = once("fail_alloc.so", || {
-        Program::new("fail_alloc.so", Lang::C99, &["c_tests/fail_alloc.c"])
-            .arg("-shared")
-            .arg("-fPIC")
-            .build()
-    });
     let exe = once("dropin_oom", || {
         Program::new("dropin_oom", Lang::Cxx11, &["c_tests/dropin_oom.cc"])
-            .arg(fail_alloc.display().to_string())
             // Keeps LevelDB loaded: the program calls nothing else of it.
             .arg("-Wl,--no-as-needed")
             .link_bloom()
             .arg("-lleveldb")
+            .arg("-ldl")
             .build()
     });
-    assert!(common::run(Command::new(&exe).arg("reserve")).contains("reserve ok"));
+    let shim = common::failmalloc_shim();
+    let reserve = common::run(Command::new(&exe).arg("reserve").env("LD_PRELOAD", shim));
+    assert!(reserve.contains("reserve ok"), "{reserve}");
 
-    let output = common::command(&exe).arg("abort").output().unwrap();
+    let output = common::command(&exe)
+        .arg("abort")
+        .env("LD_PRELOAD", shim)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(output.status.signal(), Some(libc::SIGABRT), "{stderr}");

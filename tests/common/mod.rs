@@ -212,3 +212,16 @@ pub fn valgrind_failing_on(program: &Path, leak_kinds: &str) -> Command {
     command.arg(program);
     command
 }
+
+/// The allocation-failure shim `c_tests/failmalloc.c`, built once per test binary, for
+/// `LD_PRELOAD`: a program finds its controls with `failmalloc_load()`
+/// (`c_tests/failmalloc.h`).
+pub fn failmalloc_shim() -> &'static Path {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        Program::new("libfailmalloc.so", Lang::C99, &["c_tests/failmalloc.c"])
+            .arg("-shared")
+            .arg("-fPIC")
+            .build()
+    })
+}
