@@ -1,13 +1,13 @@
 /* Every bad input of the C API, and its documented result, in one sweep; where LevelDB
  * defines the answer (edge bits_per_key values, filters of any bytes), the real
  * LevelDB gives the expected value. Each row of the README's bad-input table is a
- * row() here. libleveldb_bloom is loaded privately beside LevelDB (bloom_dl.h), and
+ * row() here. libleveldb_bloom is loaded privately beside LevelDB (load_ours.h), and
  * every row runs against both kinds of handle: the library's own, and the LevelDB
  * object it makes when LevelDB is loaded.
  *
  * Usage: bad_inputs (LEVELDB_BLOOM_LIB names the library). Prints the rows and the
  * number of filter answers compared; exits 0 when every row holds. */
-#include "bloom_dl.h"
+#include "load_ours.h"
 
 #include <leveldb/slice.h>
 
@@ -20,7 +20,7 @@
 
 namespace {
 
-Bloom b;
+load_ours::Ours b;
 int rows, failures;
 long compared;
 
@@ -235,7 +235,7 @@ void name_and_destroy_rows() {
 }  // namespace
 
 int main() {
-  b = load_bloom(false);
+  b = load_ours::Ours::from_environment(false);
   bits_per_key_rows();
   const Handle handles[] = {{"own", b.policy_create(10)}, {"LevelDB-made", b.create_bloom(10)}};
   for (const Handle& handle : handles) {

@@ -1,14 +1,21 @@
-/* Loads libleveldb_bloom with dlopen(RTLD_LOCAL) into a program linked to LevelDB,
-   so that the names both libraries define (leveldb_filterpolicy_create_bloom,
-   leveldb::NewBloomFilterPolicy...) keep resolving to LevelDB for the program, and
-   ours are reached only through these pointers. Used by c_tests/batch_test.cc and
-   benches/bench.cc. C++11. */
-#ifndef LEVELDB_BLOOM_LOAD_OURS_H
-#define LEVELDB_BLOOM_LOAD_OURS_H
-
-#include <leveldb_bloom.h>
+/* libleveldb_bloom and the real LevelDB side by side in one process, kept apart.
+ *
+ * libleveldb_bloom exports some of the same names as LevelDB (its C API's
+ * leveldb_filterpolicy_* and the C++ leveldb::NewBloomFilterPolicy), so a program
+ * linking both could call one while meaning the other. Here the program links only
+ * LevelDB (-lleveldb) and calls it through its C++ API; libleveldb_bloom is opened
+ * with dlopen(RTLD_LOCAL), so none of its names enter the global scope, and its
+ * functions are taken with dlsym on its own handle. Loading proves with dladdr that
+ * every function comes from the object it should, and dies otherwise.
+ *
+ * Used by the reference, batch, bad-input and fuzz harnesses and by the benchmark.
+ * Header-only, C++11. */
+#ifndef LEVELDB_BLOOM_TESTS_LOAD_OURS_H
+#define LEVELDB_BLOOM_TESTS_LOAD_OURS_H
 
 #include <dlfcn.h>
+#include <leveldb/filter_policy.h>
+#include <leveldb_bloom.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,50 +23,93 @@
 
 namespace load_ours {
 
-struct Ours {
-  void* library = nullptr;
-  decltype(&leveldb_bloom_policy_create) policy_create = nullptr;
-  decltype(&leveldb_bloom_policy_destroy) policy_destroy = nullptr;
-  decltype(&leveldb_filterpolicy_create_filter) create_filter = nullptr;
-  decltype(&leveldb_filterpolicy_key_may_match) key_may_match = nullptr;
-  decltype(&leveldb_filterpolicy_key_may_match_batch) key_may_match_batch = nullptr;
-  decltype(&leveldb_bloom_simd_level) simd_level = nullptr;
+[[noreturn]] inline void die(const char* what, const char* detail) {
+  std::fprintf(stderr, "load_ours: %s: %s\n", what, detail ? detail : "");
+  std::abort();
+}
 
-  template <typename F>
-  void find(F* function, const char* name) {
-    *function = reinterpret_cast<F>(dlsym(library, name));
-    if (*function == nullptr) {
-      std::fprintf(stderr, "no %s: %s\n", name, dlerror());
-      std::exit(2);
-    }
-  }
-
-  explicit Ours(const char* path) {
-    library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      std::fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
-      std::exit(2);
-    }
-    find(&policy_create, "leveldb_bloom_policy_create");
-    find(&policy_destroy, "leveldb_bloom_policy_destroy");
-    find(&create_filter, "leveldb_filterpolicy_create_filter");
-    find(&key_may_match, "leveldb_filterpolicy_key_may_match");
-    find(&key_may_match_batch, "leveldb_filterpolicy_key_may_match_batch");
-    find(&simd_level, "leveldb_bloom_simd_level");
-  }
-};
-
-/* The file of the loaded object that holds `address`. */
+/* The file the loader says `address` lies in, or "?". */
 inline std::string object_of(const void* address) {
   Dl_info info;
   if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return "?";
   return info.dli_fname;
 }
 
-/* The object holding the code of a C++ object's class: its vtable's object. */
+/* The object holding the code of a C++ object's class: its vtable's object (by the
+   Itanium C++ ABI, the vtable pointer is the object's first word). */
 inline std::string object_of_class(const void* object) {
-  return object_of(*static_cast<void* const*>(object));
+  return object_of(*static_cast<const void* const*>(object));
 }
+
+/* Every function of libleveldb_bloom's C API, as found in that library. */
+struct Ours {
+  decltype(&leveldb_filterpolicy_create_bloom) create_bloom = nullptr;
+  decltype(&leveldb_bloom_policy_create) policy_create = nullptr;
+  decltype(&leveldb_filterpolicy_destroy) destroy = nullptr;
+  decltype(&leveldb_bloom_policy_destroy) policy_destroy = nullptr;
+  decltype(&leveldb_filterpolicy_name) name = nullptr;
+  decltype(&leveldb_filterpolicy_create_filter) create_filter = nullptr;
+  decltype(&leveldb_filterpolicy_key_may_match) key_may_match = nullptr;
+  decltype(&leveldb_filterpolicy_key_may_match_batch) key_may_match_batch = nullptr;
+  decltype(&leveldb_bloom_filter_length) filter_length = nullptr;
+  decltype(&leveldb_bloom_write_filter) write_filter = nullptr;
+  decltype(&leveldb_bloom_swap_status) swap_status = nullptr;
+  decltype(&leveldb_bloom_simd_level) simd_level = nullptr;
+
+  Ours() = default;
+
+  /* Opens the library at `path` privately. Dies unless every function comes from it
+     and leveldb::NewBloomFilterPolicy, as this program and the global scope see it,
+     comes from another object, the real libleveldb. With `report`, prints where each
+     side was found. */
+  explicit Ours(const char* path, bool report = false) {
+    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) die("dlopen failed", dlerror());
+    void* anchor = dlsym(library, "leveldb_bloom_policy_create");
+    if (anchor == nullptr) die("not libleveldb_bloom", path);
+    const std::string ours = object_of(anchor);
+
+    find(library, "leveldb_filterpolicy_create_bloom", ours, &create_bloom);
+    find(library, "leveldb_bloom_policy_create", ours, &policy_create);
+    find(library, "leveldb_filterpolicy_destroy", ours, &destroy);
+    find(library, "leveldb_bloom_policy_destroy", ours, &policy_destroy);
+    find(library, "leveldb_filterpolicy_name", ours, &name);
+    find(library, "leveldb_filterpolicy_create_filter", ours, &create_filter);
+    find(library, "leveldb_filterpolicy_key_may_match", ours, &key_may_match);
+    find(library, "leveldb_filterpolicy_key_may_match_batch", ours, &key_may_match_batch);
+    find(library, "leveldb_bloom_filter_length", ours, &filter_length);
+    find(library, "leveldb_bloom_write_filter", ours, &write_filter);
+    find(library, "leveldb_bloom_swap_status", ours, &swap_status);
+    find(library, "leveldb_bloom_simd_level", ours, &simd_level);
+
+    const std::string leveldb = object_of(reinterpret_cast<void*>(&leveldb::NewBloomFilterPolicy));
+    void* global = dlsym(RTLD_DEFAULT, "_ZN7leveldb20NewBloomFilterPolicyEi");
+    if (global == nullptr || object_of(global) != leveldb)
+      die("global NewBloomFilterPolicy is not LevelDB's", nullptr);
+    if (leveldb == ours || leveldb.find("libleveldb.so") == std::string::npos)
+      die("leveldb::NewBloomFilterPolicy does not come from libleveldb", leveldb.c_str());
+    if (report)
+      std::fprintf(stderr, "load_ours: libleveldb_bloom from %s; leveldb::NewBloomFilterPolicy from %s\n",
+                   ours.c_str(), leveldb.c_str());
+  }
+
+  /* The library named by $LEVELDB_BLOOM_LIB, for programs that take no arguments (the
+     fuzzer). */
+  static Ours from_environment(bool report) {
+    const char* path = std::getenv("LEVELDB_BLOOM_LIB");
+    if (path == nullptr) die("set LEVELDB_BLOOM_LIB to libleveldb_bloom.so", nullptr);
+    return Ours(path, report);
+  }
+
+ private:
+  template <typename Function>
+  static void find(void* library, const char* name, const std::string& object, Function* out) {
+    void* symbol = dlsym(library, name);
+    if (symbol == nullptr) die("missing symbol", name);
+    if (object_of(symbol) != object) die("symbol from the wrong object", name);
+    *out = reinterpret_cast<Function>(symbol);
+  }
+};
 
 }  // namespace load_ours
 

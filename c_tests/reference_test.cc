@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "check.h"
+#include "load_ours.h"
 
 namespace {
 
@@ -74,54 +75,20 @@ constexpr const char kOurLibrary[] = "libleveldb_bloom.so";
 constexpr const char kLevelDb[] = "libleveldb.so";
 
 // ---------------------------------------------------------------------------
-// Our library, loaded with RTLD_LOCAL, every function from dlsym on its handle.
+// Our library, loaded with RTLD_LOCAL, every function from dlsym on its handle
+// (load_ours.h dies unless each comes from the library it opened).
 
-struct Ours {
-  void* library = nullptr;
-  decltype(&leveldb_filterpolicy_create_bloom) create_bloom = nullptr;
-  decltype(&leveldb_bloom_policy_create) policy_create = nullptr;
-  decltype(&leveldb_filterpolicy_destroy) destroy = nullptr;
-  decltype(&leveldb_filterpolicy_name) name = nullptr;
-  decltype(&leveldb_filterpolicy_create_filter) create_filter = nullptr;
-  decltype(&leveldb_filterpolicy_key_may_match) key_may_match = nullptr;
-  decltype(&leveldb_bloom_filter_length) filter_length = nullptr;
-  decltype(&leveldb_bloom_write_filter) write_filter = nullptr;
-  decltype(&leveldb_bloom_swap_status) swap_status = nullptr;
-};
-
-template <typename Function>
-void Load(void* library, const char* symbol, Function* out) {
-  void* address = dlsym(library, symbol);
-  if (address == nullptr) {
-    std::fprintf(stderr, "dlsym(%s): %s\n", symbol, dlerror());
-    std::exit(2);
-  }
-  if (!CHECK(DefinedIn(address, kOurLibrary))) std::fprintf(stderr, "  (%s)\n", symbol);
-  *out = reinterpret_cast<Function>(address);
-}
-
-Ours LoadOurs(const char* path) {
-  Ours ours;
-  ours.library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (ours.library == nullptr) {
-    std::fprintf(stderr, "dlopen(%s): %s\n", path, dlerror());
-    std::exit(2);
-  }
-  Load(ours.library, "leveldb_filterpolicy_create_bloom", &ours.create_bloom);
-  Load(ours.library, "leveldb_bloom_policy_create", &ours.policy_create);
-  Load(ours.library, "leveldb_filterpolicy_destroy", &ours.destroy);
-  Load(ours.library, "leveldb_filterpolicy_name", &ours.name);
-  Load(ours.library, "leveldb_filterpolicy_create_filter", &ours.create_filter);
-  Load(ours.library, "leveldb_filterpolicy_key_may_match", &ours.key_may_match);
-  Load(ours.library, "leveldb_bloom_filter_length", &ours.filter_length);
-  Load(ours.library, "leveldb_bloom_write_filter", &ours.write_filter);
-  Load(ours.library, "leveldb_bloom_swap_status", &ours.swap_status);
-  return ours;
-}
+using load_ours::Ours;
 
 // The two libraries are apart, and each call below reaches the one it names.
 void CheckSeparation(const Ours& ours) {
-  // Nothing of ours is visible to the program or to LevelDB...
+  // Every function of ours is in libleveldb_bloom...
+  for (const void* function :
+       {AddressOf(ours.create_bloom), AddressOf(ours.policy_create), AddressOf(ours.destroy),
+        AddressOf(ours.name), AddressOf(ours.create_filter), AddressOf(ours.key_may_match),
+        AddressOf(ours.filter_length), AddressOf(ours.write_filter), AddressOf(ours.swap_status)})
+    CHECK(DefinedIn(function, kOurLibrary));
+  // ...and nothing of ours is visible to the program or to LevelDB...
   CHECK(dlsym(RTLD_DEFAULT, "leveldb_bloom_policy_create") == nullptr);
   // ...so the C++ factory the program calls is LevelDB's, not the one ours exports.
   CHECK(DefinedIn(AddressOf(&leveldb::NewBloomFilterPolicy), kLevelDb));
@@ -547,7 +514,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const size_t random_cases = argc >= 3 ? std::strtoul(argv[2], nullptr, 10) : 3000;
-  const Ours ours = LoadOurs(argv[1]);
+  const Ours ours(argv[1]);
   CheckSeparation(ours);
   ProbesAndSizes(ours, !quick);
   KeyShapes(ours);

@@ -9,7 +9,7 @@
  *
  * Built two ways: with clang -fsanitize=fuzzer for `make fuzz`, and with any C++
  * compiler plus replay_main.cc for `make test`, which replays the committed corpus. */
-#include "bloom_dl.h"
+#include "load_ours.h"
 
 #include <leveldb/slice.h>
 
@@ -22,8 +22,8 @@
 
 namespace {
 
-const Bloom& bloom() {
-  static const Bloom loaded = load_bloom(true);
+const load_ours::Ours& bloom() {
+  static const load_ours::Ours loaded = load_ours::Ours::from_environment(true);
   return loaded;
 }
 
@@ -140,7 +140,7 @@ uint64_t expected_filter_length(int bits_per_key, size_t num_keys) {
 const uint64_t kMaxBuiltBits = uint64_t(1) << 23;
 
 void check_policy(int bits_per_key, const std::vector<std::string>& keys, const std::vector<std::string>& queries) {
-  const Bloom& b = bloom();
+  const load_ours::Ours& b = bloom();
   const CKeys c_keys(keys);
   const int n = int(keys.size());
   leveldb_filterpolicy_t* own = b.policy_create(bits_per_key);
@@ -200,7 +200,7 @@ void check_policy(int bits_per_key, const std::vector<std::string>& keys, const 
    of handle: the result must be the documented one (README, "Every bad input"). */
 void check_bad_input(uint8_t kind, uint32_t arg, int bits_per_key, const std::vector<std::string>& keys) {
   if (bits_per_key < 0 || uint64_t(keys.size()) * unsigned(bits_per_key) > kMaxBuiltBits) return;
-  const Bloom& b = bloom();
+  const load_ours::Ours& b = bloom();
   const CKeys c(keys);
   const int n = int(keys.size());
   std::unique_ptr<const leveldb::FilterPolicy> reference(leveldb::NewBloomFilterPolicy(bits_per_key));
