@@ -129,6 +129,16 @@ bool bloom_may_match(const leveldb_filterpolicy_t* policy, const std::string& ke
   return answer == 1;
 }
 
+/* libleveldb_bloom's batch query of every key at once; each answer must be 0 or 1. */
+std::vector<uint8_t> bloom_batch(const leveldb_filterpolicy_t* policy, const std::vector<std::string>& keys, const std::string& filter) {
+  const CKeys c_keys(keys);
+  std::vector<uint8_t> answers(keys.size(), 2);
+  bloom().key_may_match_batch(policy, c_keys.pointers.data(), c_keys.lengths.data(), keys.size(), filter.data(), filter.size(), answers.data());
+  for (uint8_t answer : answers)
+    if (answer > 1) fail("key_may_match_batch answered neither 0 nor 1", -1, 0);
+  return answers;
+}
+
 /* The filter length the contract promises: max(64, n * bits_per_key) bits in whole
    bytes, plus the k byte. (At most 255 keys here, so 64 bits never overflow.) */
 uint64_t expected_filter_length(int bits_per_key, size_t num_keys) {
@@ -186,10 +196,12 @@ void check_policy(int bits_per_key, const std::vector<std::string>& keys, const 
       check(bloom_may_match(own, key, filter), "FALSE NEGATIVE", bits_per_key, keys.size());
       check(as_leveldb->KeyMayMatch(key, filter), "FALSE NEGATIVE through LevelDB's wrapper", bits_per_key, keys.size());
     }
-    for (const std::string& query : queries) {
-      const bool reference = leveldb_policy->KeyMayMatch(query, filter);
-      check(bloom_may_match(own, query, filter) == reference, "key_may_match differs from LevelDB", bits_per_key, keys.size());
-      check(bloom_may_match(wrapped, query, filter) == reference, "key_may_match on a LevelDB-made handle differs", bits_per_key, keys.size());
+    const std::vector<uint8_t> batch = bloom_batch(own, queries, filter);
+    for (size_t i = 0; i < queries.size(); i++) {
+      const bool reference = leveldb_policy->KeyMayMatch(queries[i], filter);
+      check(bloom_may_match(own, queries[i], filter) == reference, "key_may_match differs from LevelDB", bits_per_key, keys.size());
+      check(bloom_may_match(wrapped, queries[i], filter) == reference, "key_may_match on a LevelDB-made handle differs", bits_per_key, keys.size());
+      check(batch[i] == reference, "key_may_match_batch differs from LevelDB", bits_per_key, keys.size());
     }
   }
   b.destroy(own);
@@ -265,9 +277,11 @@ void check_bad_input(uint8_t kind, uint32_t arg, int bits_per_key, const std::ve
 void check_arbitrary_filter(const std::string& filter, const std::vector<std::string>& queries) {
   static const leveldb_filterpolicy_t* own = bloom().policy_create(10);
   static const leveldb::FilterPolicy* reference = leveldb::NewBloomFilterPolicy(10);
-  for (const std::string& query : queries) {
-    if (bloom_may_match(own, query, filter) != reference->KeyMayMatch(query, filter)) {
-      std::fprintf(stderr, "filter %s\nkey    %s\n", hex(filter).c_str(), hex(query).c_str());
+  const std::vector<uint8_t> batch = bloom_batch(own, queries, filter);
+  for (size_t i = 0; i < queries.size(); i++) {
+    const bool expected = reference->KeyMayMatch(queries[i], filter);
+    if (bloom_may_match(own, queries[i], filter) != expected || batch[i] != expected) {
+      std::fprintf(stderr, "filter %s\nkey    %s\n", hex(filter).c_str(), hex(queries[i]).c_str());
       fail("key_may_match on arbitrary bytes differs from LevelDB", -1, 0);
     }
   }
