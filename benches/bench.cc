@@ -12,7 +12,7 @@
 // Every run's output is compared with LevelDB's: any difference fails the bench.
 //
 // The database part runs this program as a child, alternately stock and with
-// LD_PRELOAD=LIBRARY (the swap), and compares their Gets.
+// LD_PRELOAD=LIBRARY (the swap), and compares their fills and their Gets.
 
 #include <leveldb/db.h>
 #include <leveldb/filter_policy.h>
@@ -22,6 +22,7 @@
 #include "../c_tests/load_ours.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -229,26 +230,35 @@ struct Bench {
 };
 
 // ---- the database: stock against swapped, one child process per run ----
+//
+// Fill runs each build a fresh database (stock or swapped) and time the Puts and
+// compaction. Get runs all read one database, built once by a stock child (its
+// filters are byte-identical to the swap's, which is the point of the swap), so that
+// many short alternated runs compare the Gets alone: each child is pinned to one
+// core, warms up untimed, then times its Gets; pairs alternate which side goes first.
 
 constexpr size_t kDbKeys = 200000;
-constexpr size_t kDbGets = 200000;
+constexpr size_t kDbGets = 200000;       // per timed pass (present, then absent)
+constexpr size_t kDbWarmupGets = 50000;  // untimed, of each kind, before them
 
 void db_key(uint64_t i, char key[17]) {
   uint64_t state = i;
   std::snprintf(key, 17, "%016llx", static_cast<unsigned long long>(splitmix(&state)));
 }
 
-// Fills a fresh database through LevelDB's own API with leveldb::NewBloomFilterPolicy,
-// then Gets present and absent keys in random order. Prints the timings, a digest of
-// what the Gets found, and where the policy in use lives.
-int db_child(const char* directory) {
+// `--db-child DIR fill|build|get`: fill times filling a fresh database and removes it;
+// build fills one and keeps it; get opens the one at DIR. All then Get present and
+// absent keys in random order, and print the timings, a digest of what the Gets
+// found, and where the policy in use lives.
+int db_child(const char* directory, const char* mode) {
   typedef int (*SwapStatus)(void);
   SwapStatus swap_status =
       reinterpret_cast<SwapStatus>(dlsym(RTLD_DEFAULT, "leveldb_bloom_swap_status"));
   const leveldb::FilterPolicy* policy = leveldb::NewBloomFilterPolicy(kBitsPerKey);
+  bool fresh = std::strcmp(mode, "get") != 0;
   leveldb::Options options;
-  options.create_if_missing = true;
-  options.error_if_exists = true;
+  options.create_if_missing = fresh;
+  options.error_if_exists = fresh;
   options.filter_policy = policy;
   leveldb::DB* db = nullptr;
   leveldb::Status status = leveldb::DB::Open(options, directory, &db);
@@ -257,55 +267,79 @@ int db_child(const char* directory) {
     return 2;
   }
   char key[17];
-  std::string value(100, 'v');
-  uint64_t start = now_ns();
-  for (size_t i = 0; i < kDbKeys; i++) {
-    db_key(i, key);
-    std::memcpy(&value[0], key, 16);
-    db->Put(leveldb::WriteOptions(), leveldb::Slice(key, 16), value);
+  double fill = 0;
+  if (fresh) {
+    std::string value(100, 'v');
+    uint64_t start = now_ns();
+    for (size_t i = 0; i < kDbKeys; i++) {
+      db_key(i, key);
+      std::memcpy(&value[0], key, 16);
+      db->Put(leveldb::WriteOptions(), leveldb::Slice(key, 16), value);
+    }
+    db->CompactRange(nullptr, nullptr);
+    fill = double(now_ns() - start) / kDbKeys;
   }
-  db->CompactRange(nullptr, nullptr);
-  double fill = double(now_ns() - start) / kDbKeys;
 
-  uint64_t found = 0, digest = 0, seed = 42;
+  uint64_t found = 0, digest = 0;
   std::string got;
-  auto gets = [&](uint64_t first, uint64_t range) {
+  auto gets = [&](uint64_t seed, size_t count, uint64_t first, uint64_t range) {
     uint64_t begin = now_ns();
-    for (size_t i = 0; i < kDbGets; i++) {
+    for (size_t i = 0; i < count; i++) {
       db_key(first + splitmix(&seed) % range, key);
       if (db->Get(leveldb::ReadOptions(), leveldb::Slice(key, 16), &got).ok()) {
         found++;
         digest = digest * 31 + std::hash<std::string>()(got);
       }
     }
-    return double(now_ns() - begin) / kDbGets;
+    return double(now_ns() - begin) / count;
   };
-  double present = gets(0, kDbKeys);
+  const uint64_t absent_keys = uint64_t(1) << 40;
+  if (!fresh) {
+    gets(7, kDbWarmupGets, 0, kDbKeys);
+    gets(7, kDbWarmupGets, absent_keys, kDbKeys);
+    found = digest = 0;
+  }
+  double present = gets(42, kDbGets, 0, kDbKeys);
   uint64_t found_present = found;
-  double absent = gets(uint64_t(1) << 40, kDbKeys);
+  double absent = gets(43, kDbGets, absent_keys, kDbKeys);
   std::printf("%.1f %.1f %.1f %llu %llu %llx %d %s\n", fill, present, absent,
               static_cast<unsigned long long>(found_present),
               static_cast<unsigned long long>(found - found_present),
               static_cast<unsigned long long>(digest), swap_status ? swap_status() : -1,
               object_of(reinterpret_cast<const void*>(&leveldb::NewBloomFilterPolicy)).c_str());
   delete db;
-  leveldb::DestroyDB(directory, leveldb::Options());
+  if (std::strcmp(mode, "fill") == 0) leveldb::DestroyDB(directory, leveldb::Options());
   delete policy;
   return 0;
 }
 
-std::string run_child(const char* self, const char* library, bool swapped) {
-  char directory[] = "/tmp/leveldb_bloom_bench_XXXXXX";
-  if (mkdtemp(directory) == nullptr) return "";
-  std::string db = std::string(directory) + "/db";
+// The core every database child runs on: the last one this process may use.
+int bench_core() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+    if (CPU_ISSET(cpu, &allowed)) return cpu;
+  return -1;
+}
+
+// Runs `self --db-child db mode`, stock or swapped, pinned to `core` (if ≥ 0), and
+// returns what it printed ("" if it failed).
+std::string run_child(const char* self, const char* library, bool swapped, const std::string& db,
+                      const char* mode, int core) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return "";
   pid_t pid = fork();
   if (pid == 0) {
     dup2(pipe_fds[1], 1);
     close(pipe_fds[0]);
+    if (core >= 0) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(core, &one);
+      sched_setaffinity(0, sizeof one, &one);
+    }
     if (swapped) setenv("LD_PRELOAD", library, 1);
-    execl(self, self, "--db-child", db.c_str(), static_cast<char*>(nullptr));
+    execl(self, self, "--db-child", db.c_str(), mode, static_cast<char*>(nullptr));
     _exit(127);
   }
   close(pipe_fds[1]);
@@ -316,53 +350,89 @@ std::string run_child(const char* self, const char* library, bool swapped) {
   close(pipe_fds[0]);
   int wstatus = 0;
   waitpid(pid, &wstatus, 0);
-  rmdir(directory);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) return "";
   return output;
 }
 
-void database(const char* self, const char* library, int runs) {
-  std::printf("\nLevelDB database, %zu keys of 16 bytes with 100-byte values, %zu random Gets "
-              "each; stock LevelDB against the swap (LD_PRELOAD): ns per key, and stock ÷ swapped\n",
-              kDbKeys, kDbGets);
+// What a database child reported.
+struct DbRun {
+  double fill, present, absent;
+};
+
+// Parses and checks a child's report: the right policy, the right keys found, and
+// the same Gets as every other run. `reports` counts the runs so far.
+bool check_db_run(const std::string& output, bool swapped, std::string* digest_seen, int* reports,
+                  DbRun* run) {
+  unsigned long long found_present, found_absent, digest;
+  int swap;
+  char where[4096];
+  if (std::sscanf(output.c_str(), "%lf %lf %lf %llu %llu %llx %d %4095s", &run->fill,
+                  &run->present, &run->absent, &found_present, &found_absent, &digest, &swap,
+                  where) != 8) {
+    fail("a database run failed");
+    return false;
+  }
+  // The stock run must use LevelDB's policy, the swapped run ours.
+  bool ours = std::strstr(where, "libleveldb_bloom") != nullptr;
+  if (swapped != ours || (swapped && !(swap & LEVELDB_BLOOM_SWAP_CXX_API)) ||
+      (!swapped && swap != -1))
+    fail(std::string("database run used the wrong policy: ") + where);
+  if (found_present != kDbGets || found_absent != 0) fail("database Gets found the wrong keys");
+  char text[64];
+  std::snprintf(text, sizeof text, "%llu/%llu/%llx", found_present, found_absent, digest);
+  if (digest_seen->empty()) *digest_seen = text;
+  if (*digest_seen != text) fail("stock and swapped Gets differ");
+  if (*reports < 2)
+    std::printf("  policy of the %s run: %s (swap status %d)\n", swapped ? "swapped" : "stock",
+                where, swap);
+  ++*reports;
+  return true;
+}
+
+void database(const char* self, const char* library, int fill_runs, int get_runs) {
+  int core = bench_core();
+  std::printf("\nLevelDB database, %zu keys of 16 bytes with 100-byte values; %d fills each, "
+              "then %zu random Gets of each kind in each of %d runs per side on one database, "
+              "each run a child process pinned to core %d; stock LevelDB against the swap "
+              "(LD_PRELOAD): ns per key, and stock ÷ swapped\n",
+              kDbKeys, fill_runs, kDbGets, get_runs, core);
+  char directory[] = "/tmp/leveldb_bloom_bench_XXXXXX";
+  if (mkdtemp(directory) == nullptr) return fail("no temporary directory");
   Row fill{"fill (Put + compaction)", 16, kDbKeys, {}, {}};
-  Row present{"Get present keys", 16, kDbKeys, {}, {}};
-  Row absent{"Get absent keys", 16, kDbKeys, {}, {}};
-  std::string stock_digest;
-  for (int run = 0; run < runs; run++) {
+  Row present{"Get present keys", 16, kDbGets, {}, {}};
+  Row absent{"Get absent keys", 16, kDbGets, {}, {}};
+  std::string digest_seen;
+  int reports = 0;
+  // "ours" column = swapped, "LevelDB" column = stock; pairs alternate who goes first.
+  for (int run = 0; run < fill_runs; run++) {
     for (int side = 0; side < 2; side++) {
       bool swapped = (run + side) % 2 == 1;
-      std::string output = run_child(self, library, swapped);
-      double f, p, a;
-      unsigned long long found_present, found_absent, digest;
-      int swap;
-      char where[4096];
-      if (std::sscanf(output.c_str(), "%lf %lf %lf %llu %llu %llx %d %4095s", &f, &p, &a,
-                      &found_present, &found_absent, &digest, &swap, where) != 8) {
-        fail("a database run failed");
+      DbRun r;
+      std::string db = std::string(directory) + "/fill";
+      if (!check_db_run(run_child(self, library, swapped, db, "fill", core), swapped, &digest_seen,
+                        &reports, &r))
         return;
-      }
-      // The stock run must use LevelDB's policy, the swapped run ours.
-      bool ours = std::strstr(where, "libleveldb_bloom") != nullptr;
-      if (swapped != ours || (swapped && !(swap & LEVELDB_BLOOM_SWAP_CXX_API)) ||
-          (!swapped && swap != -1))
-        fail(std::string("database run used the wrong policy: ") + where);
-      if (found_present != kDbGets || found_absent != 0)
-        fail("database Gets found the wrong keys");
-      char text[64];
-      std::snprintf(text, sizeof text, "%llu/%llu/%llx", found_present, found_absent, digest);
-      if (stock_digest.empty()) stock_digest = text;
-      if (stock_digest != text) fail("stock and swapped Gets differ");
-      if (run == 0 && side == 0)
-        std::printf("  policy of the stock run: %s\n", where);
-      if (run == 0 && side == 1)
-        std::printf("  policy of the swapped run: %s (swap status %d)\n", where, swap);
-      // "ours" column = swapped, "LevelDB" column = stock.
-      (swapped ? fill.ours : fill.leveldb).push_back(f);
-      (swapped ? present.ours : present.leveldb).push_back(p);
-      (swapped ? absent.ours : absent.leveldb).push_back(a);
+      (swapped ? fill.ours : fill.leveldb).push_back(r.fill);
     }
   }
+  std::string shared = std::string(directory) + "/shared";
+  DbRun built;
+  if (!check_db_run(run_child(self, library, false, shared, "build", core), false, &digest_seen,
+                    &reports, &built))
+    return;
+  for (int run = 0; run < get_runs; run++) {
+    for (int side = 0; side < 2; side++) {
+      bool swapped = (run + side) % 2 == 1;
+      DbRun r;
+      if (!check_db_run(run_child(self, library, swapped, shared, "get", core), swapped,
+                        &digest_seen, &reports, &r))
+        return;
+      (swapped ? present.ours : present.leveldb).push_back(r.present);
+      (swapped ? absent.ours : absent.leveldb).push_back(r.absent);
+    }
+  }
+  leveldb::DestroyDB(shared, leveldb::Options());
+  rmdir(directory);
   std::printf("%-26s %5s %9s  %-22s %-22s %s\n", "operation", "key", "keys", "swapped ns/key",
               "stock ns/key", "stock ÷ swapped");
   fill.print();
@@ -391,7 +461,7 @@ void print_machine() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "--db-child") == 0) return db_child(argv[2]);
+  if (argc == 4 && std::strcmp(argv[1], "--db-child") == 0) return db_child(argv[2], argv[3]);
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s LIBRARY [--quick]\n", argv[0]);
     return 2;
@@ -428,7 +498,7 @@ int main(int argc, char** argv) {
       Bench{ours, our_policy, leveldb_policy, runs}.all(key_length, n, absent);
     }
   }
-  database(argv[0], library, quick ? 1 : 5);
+  database(argv[0], library, quick ? 1 : 3, quick ? 2 : 15);
 
   ours.policy_destroy(our_policy);
   delete leveldb_policy;

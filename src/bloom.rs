@@ -11,7 +11,7 @@ use crate::hash::hash;
 use crate::simd::SimdLevel;
 pub(crate) use remainder::FastRemainder;
 pub(crate) use remainder::ReciprocalCache;
-use remainder::{BitCount, Locate};
+use remainder::{BitCount, Locate, SmallArray};
 
 /// The name LevelDB stores with every filter block of this format.
 pub const POLICY_NAME: &str = "leveldb.BuiltinBloomFilter2";
@@ -267,13 +267,7 @@ impl<'a> Filter<'a> {
         match self.answer {
             Answer::Never => false,
             Answer::Always => true,
-            Answer::Probe(filter) => {
-                let h = bloom_hash(key);
-                match filter.bits {
-                    BitCount::Small(r) => all_set(filter.array, h, filter.num_probes, r),
-                    BitCount::Huge(r) => all_set(filter.array, h, filter.num_probes, r),
-                }
-            }
+            Answer::Probe(filter) => filter.all_set(bloom_hash(key)),
         }
     }
 
@@ -320,6 +314,17 @@ impl<'a> Filter<'a> {
     }
 }
 
+impl Probes<'_> {
+    /// Whether every probe of hash `h` finds its bit set.
+    #[inline(always)]
+    fn all_set(self, h: u32) -> bool {
+        match self.bits {
+            BitCount::Small(r) => all_set_small(self.array, h, self.num_probes, r),
+            BitCount::Huge(r) => all_set(self.array, h, self.num_probes, r),
+        }
+    }
+}
+
 /// LevelDB's double hashing: probe i is at `(h + i·δ) mod 2^32`, reduced modulo the
 /// bit count, where δ is h rotated right by 17 bits. Bits are numbered LSB first
 /// within each byte. Yields each probe's byte and bit.
@@ -356,6 +361,24 @@ fn all_set<L: Locate>(array: &[u8], h: u32, num_probes: u8, bits: L) -> bool {
     })
 }
 
+/// [`all_set`] for a bit count below 2^32, the one-key-per-call path: each bit is
+/// read with no bounds check to fall back from, so little more than each probe's
+/// arithmetic is left.
+#[inline(always)]
+fn all_set_small(array: &[u8], h: u32, num_probes: u8, bits: FastRemainder) -> bool {
+    let Some(array) = SmallArray::new(array, bits) else {
+        // Never: a filter's bit count is its array's.
+        return all_set(array, h, num_probes, bits);
+    };
+    let delta = h.rotate_right(17);
+    let mut h = h;
+    all_probes_set(num_probes, |_| {
+        let bit = array.bit(h);
+        h = h.wrapping_add(delta);
+        bit
+    })
+}
+
 /// Probes tested per branch in [`all_probes_set`].
 pub(crate) const PROBES_PER_BRANCH: u8 = 3;
 
@@ -367,14 +390,24 @@ pub(crate) const PROBES_PER_BRANCH: u8 = 3;
 /// mispredicted branch. A present key takes every probe either way.
 #[inline(always)]
 pub(crate) fn all_probes_set(num_probes: u8, mut bit: impl FnMut(u8) -> u8) -> bool {
-    let mut i = 0;
-    while i + PROBES_PER_BRANCH <= num_probes {
+    // Counting down what is left, not up to `num_probes`: one value fewer to keep,
+    // and none at all where `bit` ignores i.
+    let (mut i, mut left) = (0, num_probes);
+    while left >= PROBES_PER_BRANCH {
         if bit(i) & bit(i + 1) & bit(i + 2) == 0 {
             return false;
         }
         i += PROBES_PER_BRANCH;
+        left -= PROBES_PER_BRANCH;
     }
-    (i..num_probes).all(|i| bit(i) != 0)
+    while left > 0 {
+        if bit(i) == 0 {
+            return false;
+        }
+        i += 1;
+        left -= 1;
+    }
+    true
 }
 
 /// Sets every probe bit of `h`.

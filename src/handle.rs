@@ -67,8 +67,14 @@ static KEYS: [AtomicUsize; MAX_LIVE_POLICIES] =
 static VALUES: [AtomicPtr<Policy>; MAX_LIVE_POLICIES] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_LIVE_POLICIES];
 
+/// The slot where `handle`'s probe sequence starts (and, with few handles, ends).
+#[inline(always)]
+fn home_slot(handle: usize) -> usize {
+    (handle >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (usize::BITS - 16)
+}
+
 fn probe_sequence(handle: usize) -> impl Iterator<Item = usize> {
-    let start = (handle >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (usize::BITS - 16);
+    let start = home_slot(handle);
     (0..MAX_LIVE_POLICIES).map(move |i| (start + i) % MAX_LIVE_POLICIES)
 }
 
@@ -89,10 +95,20 @@ pub(crate) fn register(handle: usize, policy: *mut Policy) -> bool {
     false
 }
 
+#[inline(always)]
 fn find(handle: usize) -> Option<usize> {
     if handle <= RESERVED {
         return None;
     }
+    // Where a handle almost always is: one load and compare on the query path.
+    let home = home_slot(handle);
+    if KEYS[home].load(Ordering::Acquire) == handle {
+        return Some(home);
+    }
+    find_beyond_home(handle)
+}
+
+fn find_beyond_home(handle: usize) -> Option<usize> {
     for slot in probe_sequence(handle) {
         match KEYS[slot].load(Ordering::Acquire) {
             key if key == handle => return Some(slot),

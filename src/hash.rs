@@ -31,11 +31,22 @@ pub(crate) fn mix_word(h: u32, word: u32) -> u32 {
 #[inline(always)]
 pub(crate) fn hash_rest(state: u32, rest: &[u8]) -> u32 {
     let mut h = state;
-    let mut words = rest.chunks_exact(4);
-    for w in &mut words {
-        h = mix_word(h, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    // Sixteen bytes a round, then the last whole words one at a time: a short key
+    // then takes no unrolling prologue.
+    let mut blocks = rest.chunks_exact(16);
+    for b in &mut blocks {
+        for w in b.chunks_exact(4) {
+            h = mix_word(h, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        }
     }
-    let tail = words.remainder();
+    let rest = blocks.remainder();
+    // At most three words: tested, not looped over, so nothing is unrolled for more.
+    for i in 0..3 {
+        if let Some(&[a, b, c, d]) = rest.get(4 * i..4 * i + 4) {
+            h = mix_word(h, u32::from_le_bytes([a, b, c, d]));
+        }
+    }
+    let tail = rest.chunks_exact(4).remainder();
     if !tail.is_empty() {
         for (i, &b) in tail.iter().enumerate().rev() {
             h = h.wrapping_add(u32::from(b) << (8 * i));

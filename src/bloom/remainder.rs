@@ -6,6 +6,12 @@
 //! and with a single multiplication that gives the byte and the bit at once; a count
 //! of 2^32 or more leaves every 32-bit h unchanged. The two cases are separate types
 //! so that each probe loop is compiled for one of them, with no test per probe.
+//!
+//! The reciprocal of a bit count d of L bits (2^(L-1) < d ≤ 2^L) is
+//! `c = ceil(2^(32+L) / d)`, scaled to 64-bit fixed point as `c · 2^(32-L)`:
+//! the theorem's bound for 32-bit dividends is 32 + L bits of fraction, so this is
+//! exact, and c always lies in [2^32, 2^33), so that d and c's low 32 bits pack into
+//! one word of the [`ReciprocalCache`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,7 +23,7 @@ pub(crate) trait Locate: Copy {
 }
 
 /// A bit array of `bytes` bytes, fewer than 2^32 bits, with the reciprocal of its
-/// bit count, `ceil(2^64 / (8 × bytes))`.
+/// bit count (see the module documentation).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FastRemainder {
     bytes: u64,
@@ -48,6 +54,32 @@ impl Locate for FastRemainder {
         let fraction = self.reciprocal.wrapping_mul(u64::from(h));
         let product = u128::from(fraction) * u128::from(self.bytes);
         ((product >> 64) as usize, (product as u64 >> 61) as u32)
+    }
+}
+
+/// A bit array of fewer than 2^32 bits with its [`FastRemainder`], paired so that
+/// every probe provably lands inside the array: its bits are read unchecked.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SmallArray<'a> {
+    array: &'a [u8],
+    bits: FastRemainder,
+}
+
+impl<'a> SmallArray<'a> {
+    /// `None` unless `bits` is the bit count of `array` (which a filter's decoding
+    /// guarantees; checked once here rather than at every probe).
+    #[inline(always)]
+    pub(crate) fn new(array: &'a [u8], bits: FastRemainder) -> Option<Self> {
+        (array.len() as u64 == bits.bytes).then_some(Self { array, bits })
+    }
+
+    /// The bit of probe hash `h`: 1 if set.
+    #[inline(always)]
+    pub(crate) fn bit(self, h: u32) -> u8 {
+        let (byte, bit) = self.bits.locate(h);
+        // SAFETY: `locate` gives byte = ⌊fraction × bytes / 2^64⌋ with fraction < 2^64,
+        // so byte < bytes, and `new` made sure bytes is the array's length.
+        (unsafe { *self.array.get_unchecked(byte) } >> bit) & 1
     }
 }
 
@@ -96,25 +128,40 @@ impl BitCount {
     }
 }
 
-/// `ceil(2^64 / d)` (0 for d = 1, which the wrap then makes exact too).
-fn reciprocal(d: u32) -> u64 {
-    (u64::MAX / u64::from(d)).wrapping_add(1)
+/// `32 - L` for a bit count d of L bits, d ≥ 2: how far c is scaled up.
+#[inline(always)]
+fn scale(d: u32) -> u32 {
+    // `| 1` changes nothing for d ≥ 3 (d - 1 ≥ 2 keeps its top bit) and tells the
+    // compiler the operand is never 0; d = 2 gives 31 either way.
+    ((d - 1) | 1).leading_zeros()
 }
 
-/// Whether `m` is `ceil(2^64 / d)`: exactly then `m·d` is the first multiple of d at
-/// or above 2^64, so it lies in `[2^64, 2^64 + d)`. One multiplication instead of the
-/// division that computes it.
-fn is_reciprocal(m: u64, d: u32) -> bool {
-    let product = u128::from(m) * u128::from(d);
-    product >> 64 == 1 && (product as u64) < u64::from(d)
+/// c's bits below 2^32, the part of the reciprocal of bit count d (≥ 2) that the
+/// cache stores: `ceil(2^(32+L) / d) - 2^32`.
+fn reciprocal_low(d: u32) -> u32 {
+    // ceil(x / d) = floor((x - 1) / d) + 1, and 2^(32+L) - 1 = u64::MAX >> (32 - L);
+    // c < 2^33, so its low word is all that is not the constant 2^32.
+    ((u64::MAX >> scale(d)) / u64::from(d) + 1) as u32
+}
+
+/// The 64-bit reciprocal of bit count d (≥ 2) from the low word of its c.
+#[inline(always)]
+fn reciprocal_from_low(d: u32, low: u32) -> u64 {
+    ((1 << 32) | u64::from(low)) << scale(d)
+}
+
+/// The reciprocal of bit count d, ≥ 2.
+fn reciprocal(d: u32) -> u64 {
+    reciprocal_from_low(d, reciprocal_low(d))
 }
 
 /// Reciprocals of recently seen bit counts, so that a one-key query through the C
 /// API does not pay a 64-bit division to set up. Shared by threads without locks:
-/// each slot is one atomic word, and a value read from it is used only after
-/// [`is_reciprocal`] proves it right for the bit count at hand, so a stale or racing
-/// value costs a division, never a wrong answer. Slots are written only on a miss,
-/// so threads querying filters of a few sizes share the cache lines read-only.
+/// each slot is one atomic word holding a bit count (high half) and the low word of
+/// its c (low half), written and read whole, so a value read is used only for the
+/// bit count it was computed for; a stale or racing value costs a division, never a
+/// wrong answer. Slots are written only on a miss, so threads querying filters of a
+/// few sizes share the cache lines read-only.
 #[derive(Debug)]
 pub(crate) struct ReciprocalCache {
     slots: [AtomicU64; CACHE_SLOTS],
@@ -127,7 +174,7 @@ const CACHE_SLOTS: usize = 16;
 impl ReciprocalCache {
     pub(crate) const fn new() -> Self {
         Self {
-            // 0 is never a reciprocal of a filter's bit count (at least 8).
+            // Bit count 0: never a filter's (at least 8).
             slots: [const { AtomicU64::new(0) }; CACHE_SLOTS],
         }
     }
@@ -136,13 +183,13 @@ impl ReciprocalCache {
     fn reciprocal(&self, d: u32) -> u64 {
         // Bit counts are multiples of 8: index by byte count.
         let slot = &self.slots[(d / 8) as usize % CACHE_SLOTS];
-        let cached = slot.load(Ordering::Relaxed);
-        if is_reciprocal(cached, d) {
-            return cached;
+        let packed = slot.load(Ordering::Relaxed);
+        if (packed >> 32) as u32 == d {
+            return reciprocal_from_low(d, packed as u32);
         }
-        let fresh = reciprocal(d);
-        slot.store(fresh, Ordering::Relaxed);
-        fresh
+        let low = reciprocal_low(d);
+        slot.store(u64::from(d) << 32 | u64::from(low), Ordering::Relaxed);
+        reciprocal_from_low(d, low)
     }
 }
 
@@ -243,18 +290,44 @@ mod tests {
         }
     }
 
+    /// c = ceil(2^(32+L) / d) for a bit count d of L bits lies in [2^32, 2^33), so
+    /// its low word and d determine it: checked against 128-bit arithmetic.
     #[test]
-    fn reciprocal_check_accepts_only_the_reciprocal() {
+    fn reciprocal_packs_into_its_low_word() {
         let mut state = 11;
-        for _ in 0..100_000 {
-            let d = (random(&mut state) as u32).max(2);
-            let m = reciprocal(d);
-            assert!(is_reciprocal(m, d), "{d}");
-            assert!(!is_reciprocal(m.wrapping_add(1), d), "{d}");
-            assert!(!is_reciprocal(m.wrapping_sub(1), d), "{d}");
-            assert!(!is_reciprocal(0, d), "{d}");
-            let other = random(&mut state);
-            assert_eq!(is_reciprocal(other, d), other == m, "{d}");
+        let edges = [2, 3, 4, 5, 8, 64, 65, 1 << 31, (1 << 31) + 1, u32::MAX - 7];
+        let random_counts = (0..100_000).map(|i| {
+            // Every magnitude of bit count.
+            ((random(&mut state) as u32) >> (i % 31)).max(2)
+        });
+        for d in edges.into_iter().chain(random_counts) {
+            let bits = 32 - (d - 1).leading_zeros();
+            let c = ((1u128 << (32 + bits)) - 1) / u128::from(d) + 1;
+            assert!((1 << 32..1 << 33).contains(&c), "{d}");
+            assert_eq!(u128::from(reciprocal(d)), c << (32 - bits), "{d}");
+        }
+    }
+
+    /// `SmallArray::bit` reads the bit `h % bits` names, for probes across the whole
+    /// array (first and last byte included), and refuses a mismatched bit count.
+    #[test]
+    fn small_array_reads_the_located_bit() {
+        let mut state = 3;
+        for bytes in [1usize, 2, 7, 1250, 65_537] {
+            let array: Vec<u8> = (0..bytes).map(|_| random(&mut state) as u8).collect();
+            let BitCount::Small(bits) = BitCount::new(bytes) else {
+                unreachable!("small counts");
+            };
+            let small = SmallArray::new(&array, bits).expect("matching length");
+            let d = 8 * bytes as u64;
+            let edges = [0, 1, d - 1, d, d + 1, 8 * d - 1, u64::from(u32::MAX)];
+            let random_h = (0..20_000).map(|_| random(&mut state) as u32);
+            for h in edges.map(|h| h as u32).into_iter().chain(random_h) {
+                let r = u64::from(h) % d;
+                let expected = (array[(r / 8) as usize] >> (r % 8)) & 1;
+                assert_eq!(small.bit(h), expected, "{h} in {bytes} bytes");
+            }
+            assert!(SmallArray::new(&array[1..], bits).is_none());
         }
     }
 
