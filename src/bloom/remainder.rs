@@ -58,7 +58,8 @@ impl Locate for FastRemainder {
 }
 
 /// A bit array of fewer than 2^32 bits with its [`FastRemainder`], paired so that
-/// every probe provably lands inside the array: its bits are read unchecked.
+/// every probe provably lands inside the array. The core stays free of `unsafe`, so
+/// the read is still checked; the check is never taken and costs a compare.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmallArray<'a> {
     array: &'a [u8],
@@ -77,9 +78,10 @@ impl<'a> SmallArray<'a> {
     #[inline(always)]
     pub(crate) fn bit(self, h: u32) -> u8 {
         let (byte, bit) = self.bits.locate(h);
-        // SAFETY: `locate` gives byte = ⌊fraction × bytes / 2^64⌋ with fraction < 2^64,
-        // so byte < bytes, and `new` made sure bytes is the array's length.
-        (unsafe { *self.array.get_unchecked(byte) } >> bit) & 1
+        // `locate` gives byte = ⌊fraction × bytes / 2^64⌋ with fraction < 2^64, so
+        // byte < bytes, and `new` made sure bytes is the array's length: the fallback
+        // (1, "may match") is never taken.
+        self.array.get(byte).map_or(1, |&b| (b >> bit) & 1)
     }
 }
 
