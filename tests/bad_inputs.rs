@@ -25,15 +25,16 @@ extern "C" {
     fn leveldb_bloom_swap_status() -> c_int;
 }
 
+fn sweep_program() -> Program {
+    Program::new("bad_inputs", Lang::Cxx17, &["c_tests/bad_inputs.cc"])
+        .arg(format!("-I{}", common::repo().join("c_tests").display()))
+        .arg("-lleveldb")
+        .arg("-ldl")
+}
+
 fn sweep() -> &'static PathBuf {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        Program::new("bad_inputs", Lang::Cxx17, &["c_tests/bad_inputs.cc"])
-            .arg(format!("-I{}", common::repo().join("c_tests").display()))
-            .arg("-lleveldb")
-            .arg("-ldl")
-            .build()
-    })
+    EXE.get_or_init(|| sweep_program().build())
 }
 
 fn run_sweep(command: &mut Command) {
@@ -50,6 +51,11 @@ fn sweep_against_leveldb() {
 #[test]
 fn sweep_is_clean_under_valgrind() {
     run_sweep(&mut common::valgrind(sweep()));
+}
+
+#[test]
+fn sweep_is_clean_under_address_and_undefined_behavior_sanitizers() {
+    run_sweep(&mut common::sanitized(&sweep_program().sanitize().build()));
 }
 
 #[test]

@@ -50,6 +50,17 @@ fn batches_agree_with_leveldb_at_every_simd_level() {
 }
 
 #[test]
+fn batches_are_clean_under_address_and_undefined_behavior_sanitizers() {
+    let exe = Program::new("batch_test", Lang::Cxx11, &["c_tests/batch_test.cc"])
+        .arg("-lleveldb")
+        .arg("-ldl")
+        .sanitize()
+        .build();
+    let output = common::run(common::sanitized(&exe).arg(common::lib_path()));
+    assert!(output.contains(" 0 failed"), "{output}");
+}
+
+#[test]
 fn unknown_level_names_are_ignored() {
     let exe = Program::new("batch_test_level", Lang::Cxx11, &["c_tests/batch_test.cc"])
         .arg("-lleveldb")

@@ -17,14 +17,15 @@ use std::sync::OnceLock;
 
 use common::{Lang, Program};
 
+fn threads_program() -> Program {
+    Program::new("threads", Lang::C99, &["c_tests/threads.c"])
+        .arg("-pthread")
+        .link_bloom()
+}
+
 fn threads_exe() -> &'static PathBuf {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        Program::new("threads", Lang::C99, &["c_tests/threads.c"])
-            .arg("-pthread")
-            .link_bloom()
-            .build()
-    })
+    EXE.get_or_init(|| threads_program().build())
 }
 
 fn helgrind(args: &[&str]) -> Command {
@@ -45,6 +46,13 @@ fn shared_policy_gives_single_threaded_results() {
     let out = common::run(&mut Command::new(threads_exe()));
     assert!(out.contains(", 0 differ"), "{out}");
     println!("{out}");
+}
+
+#[test]
+fn threads_are_clean_under_address_and_undefined_behavior_sanitizers() {
+    let exe = threads_program().sanitize().build();
+    let out = common::run(&mut common::sanitized(&exe));
+    assert!(out.contains(", 0 differ"), "{out}");
 }
 
 #[test]
