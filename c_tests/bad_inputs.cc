@@ -59,13 +59,8 @@ std::string leveldb_filter(int bits_per_key, const std::vector<std::string>& key
 }
 
 std::string ours_filter(const leveldb_filterpolicy_t* policy, const std::vector<std::string>& keys) {
-  std::vector<const char*> pointers;
-  std::vector<size_t> lengths;
-  for (const std::string& key : keys) {
-    pointers.push_back(key.data());
-    lengths.push_back(key.size());
-  }
-  return create(policy, pointers.data(), lengths.data(), int(keys.size()));
+  const load_ours::CKeys c_keys(keys);
+  return create(policy, c_keys.pointers.data(), c_keys.lengths.data(), int(keys.size()));
 }
 
 struct Handle {

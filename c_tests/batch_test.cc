@@ -52,18 +52,7 @@ std::vector<std::string> make_keys(size_t count, int length, uint64_t seed) {
   return keys;
 }
 
-struct Keys {
-  std::vector<const char*> pointers;
-  std::vector<size_t> lengths;
-  std::vector<leveldb::Slice> slices;
-  explicit Keys(const std::vector<std::string>& keys) {
-    for (const std::string& key : keys) {
-      pointers.push_back(key.data());
-      lengths.push_back(key.size());
-      slices.push_back(leveldb::Slice(key));
-    }
-  }
-};
+using Keys = load_ours::CKeys;
 
 struct Test {
   Ours& ours;

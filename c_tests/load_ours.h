@@ -15,11 +15,13 @@
 
 #include <dlfcn.h>
 #include <leveldb/filter_policy.h>
+#include <leveldb/slice.h>
 #include <leveldb_bloom.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace load_ours {
 
@@ -108,6 +110,21 @@ struct Ours {
     if (symbol == nullptr) die("missing symbol", name);
     if (object_of(symbol) != object) die("symbol from the wrong object", name);
     *out = reinterpret_cast<Function>(symbol);
+  }
+};
+
+/* A set of keys in the forms both sides take: the C arrays of pointers and lengths
+   for libleveldb_bloom, Slices for LevelDB. The strings must outlive it. */
+struct CKeys {
+  std::vector<const char*> pointers;
+  std::vector<size_t> lengths;
+  std::vector<leveldb::Slice> slices;
+  explicit CKeys(const std::vector<std::string>& keys) {
+    for (const std::string& key : keys) {
+      pointers.push_back(key.data());
+      lengths.push_back(key.size());
+      slices.emplace_back(key);
+    }
   }
 };
 

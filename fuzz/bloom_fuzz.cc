@@ -90,18 +90,7 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-struct CKeys {
-  std::vector<const char*> pointers;
-  std::vector<size_t> lengths;
-  std::vector<leveldb::Slice> slices;
-  explicit CKeys(const std::vector<std::string>& keys) {
-    for (const std::string& key : keys) {
-      pointers.push_back(key.data());
-      lengths.push_back(key.size());
-      slices.emplace_back(key);
-    }
-  }
-};
+using load_ours::CKeys;
 
 /* libleveldb_bloom's create_filter through a handle, as a string; "<NULL>" when it
    returns NULL (checked to come with length 0). */
