@@ -319,7 +319,11 @@ macro_rules! lane_hasher {
             let mut states = [0; LANES];
             store(&mut states, h);
             to_vector(std::array::from_fn(|i| {
-                crate::hash::hash_rest(states[i], &keys[i][16 * chunks..])
+                crate::hash::hash_rest(
+                    states[i],
+                    &keys[i][16 * chunks..],
+                    crate::hash::TailBytes::Unsigned,
+                )
             }))
         }
     };
