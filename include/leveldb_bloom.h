@@ -29,41 +29,57 @@
 typedef struct leveldb_filterpolicy_t leveldb_filterpolicy_t;
 #endif
 
-// Set in `leveldb_bloom_swap_status` when the program's `leveldb_filterpolicy_create_bloom` is this library's.
+// Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
+// the dynamic linker binds it for the program and for every object it loads, is
+// this library's.
 #define LEVELDB_BLOOM_SWAP_C_API 1
 
-// Set in `leveldb_bloom_swap_status` when the program's `leveldb::NewBloomFilterPolicy` is this library's.
+// Set in `leveldb_bloom_swap_status` when `leveldb::NewBloomFilterPolicy`, as the
+// dynamic linker binds it for the program and for every object it loads (LevelDB's
+// own `leveldb_filterpolicy_create_bloom` included), is this library's.
 #define LEVELDB_BLOOM_SWAP_CXX_API 2
-
-// How many handles may be live at once; creating one more fails cleanly.
-#define LEVELDB_BLOOM_MAX_LIVE_POLICIES (1 << 16)
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-// Whether the swap is in effect: a bit mask of `LEVELDB_BLOOM_SWAP_C_API` and
-// `LEVELDB_BLOOM_SWAP_CXX_API`, set when LevelDB is loaded and the program's
-// `leveldb_filterpolicy_create_bloom` or `leveldb::NewBloomFilterPolicy` resolves to
-// this library. 0 when LevelDB is not loaded or the link order put LevelDB first:
-// then nothing is swapped, and nothing fails either.
+// Whether the swap is in effect, read from inside the process: a bit mask of
+// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when LevelDB
+// is loaded (linked, or `dlopen`ed privately by a Python extension, `ctypes` or a
+// plugin) and the name resolves to this library in the global scope, which every
+// object searches first.
+//
+// - 3: both names are swapped: every bloom policy LevelDB makes, through either
+//   API, builds and matches its filters here (`LD_PRELOAD`, or linked with
+//   `-lleveldb_bloom` before `-lleveldb`).
+// - 2: only `leveldb::NewBloomFilterPolicy` is swapped; since LevelDB's own
+//   `leveldb_filterpolicy_create_bloom` calls it, C programs are swapped too.
+// - 1: only the C name is swapped (not seen with a whole libleveldb_bloom).
+// - 0: nothing is swapped: LevelDB is not loaded (yet), LevelDB was linked before
+//   this library, or this library was `dlopen`ed without `RTLD_GLOBAL`. Nothing
+//   fails either: LevelDB uses its own policy.
+//
+// The answer can change when LevelDB is loaded later.
 int leveldb_bloom_swap_status(void);
 
 // Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
 // each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
 // clamped to 1..=30).
 //
-// When LevelDB's C API is loaded in the process, the policy is a LevelDB object
-// (made with `leveldb_filterpolicy_create`) that `leveldb_options_set_filter_policy`
-// accepts and whose filters are built and matched by this library. Otherwise it is
-// this library's own. Every function here accepts either.
+// When LevelDB is loaded in the process, however it was loaded (linked, or
+// `dlopen`ed privately by a Python extension, `ctypes` or a plugin), the policy is a
+// LevelDB object (made with LevelDB's own `leveldb_filterpolicy_create`) that
+// `leveldb_options_set_filter_policy` accepts and whose filters are built and
+// matched by this library. Otherwise it is this library's own, for the functions
+// here (it must not be given to a LevelDB loaded later). Every function here
+// accepts either. There is no limit on how many policies may be live.
 //
 // Returns NULL when `bits_per_key` is negative (undefined in LevelDB), when memory
-// runs out, when `LEVELDB_BLOOM_MAX_LIVE_POLICIES` policies are already live, or
-// when LevelDB is loaded but its C API cannot be reached from here (a NULL filter
-// policy makes LevelDB run without filters: slower, never wrong). Release the
-// policy with `leveldb_filterpolicy_destroy`, after every database using it is
-// closed.
+// runs out, or (said once on stderr) when an object defines
+// `leveldb_filterpolicy_create` but none also defines `leveldb_filterpolicy_destroy`
+// (a NULL filter policy makes LevelDB run without filters: slower, never wrong).
+// Release the policy with `leveldb_filterpolicy_destroy`, after every database
+// using it is closed.
 leveldb_filterpolicy_t *leveldb_filterpolicy_create_bloom(int bits_per_key);
 
 // Creates a policy that is always this library's own object, never a LevelDB one,
@@ -193,8 +209,9 @@ size_t leveldb_bloom_filter_length(const leveldb_filterpolicy_t *policy, size_t 
 //
 // Returns how many bytes at the start of `out` now hold a filter: `out_length` on
 // success. On a bad input (as for `leveldb_filterpolicy_create_filter`, or a wrong
-// `out_length`) it writes the 2-byte match-all filter `00 FF` and returns 2, or, if
-// `out` is NULL or shorter than 2 bytes, writes nothing and returns 0.
+// `out_length`) it writes the 2-byte match-all filter `00 FF` at the start of `out`,
+// leaves the rest of `out` as it was, and returns 2; if `out` is NULL or shorter
+// than 2 bytes, it writes nothing and returns 0.
 //
 // # Safety
 // As for `leveldb_filterpolicy_create_filter`; a non-NULL `out` must be writable for

@@ -64,7 +64,7 @@ class Policy {
  public:
   /// Each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes
   /// (truncated, clamped to 1..=30). Empty when the library refuses: a negative
-  /// `bits_per_key`, no memory, or LEVELDB_BLOOM_MAX_LIVE_POLICIES policies live.
+  /// `bits_per_key`, or no memory.
   explicit Policy(int bits_per_key) : ptr_(leveldb_bloom_policy_create(bits_per_key)) {}
 
   Policy(const Policy&) = delete;

@@ -1,128 +1,21 @@
 //! Swapping into LevelDB. When LevelDB's C API is loaded in the process, policies
 //! are made with its own `leveldb_filterpolicy_create`, so LevelDB gets an object of
 //! its own kind (no guessed C++ layout) whose callbacks build and match filters here.
-//! LevelDB is found at run time; this library never links to it.
+//! LevelDB is found at run time, wherever it was loaded (see `find`); this library
+//! never links to it.
+
+mod find;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use libc::size_t;
 
 use crate::bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 use crate::ffi::{self, guard, leveldb_filterpolicy_t};
 use crate::handle::{self, try_box, Policy};
-
-type Destructor = unsafe extern "C" fn(*mut c_void);
-type CreateFilter = unsafe extern "C" fn(
-    *mut c_void,
-    *const *const c_char,
-    *const size_t,
-    c_int,
-    *mut size_t,
-) -> *mut c_char;
-type KeyMayMatch =
-    unsafe extern "C" fn(*mut c_void, *const c_char, size_t, *const c_char, size_t) -> u8;
-type Name = unsafe extern "C" fn(*mut c_void) -> *const c_char;
-type LevelDbCreate = unsafe extern "C" fn(
-    *mut c_void,
-    Destructor,
-    CreateFilter,
-    KeyMayMatch,
-    Name,
-) -> *mut leveldb_filterpolicy_t;
-type LevelDbDestroy = unsafe extern "C" fn(*mut leveldb_filterpolicy_t);
-
-/// LevelDB's own functions, as found in the library that defines them.
-struct LevelDb {
-    create: LevelDbCreate,
-    destroy: LevelDbDestroy,
-}
-
-static LEVELDB: OnceLock<LevelDb> = OnceLock::new();
-
-/// LevelDB's C API, if loaded; looked for again on each call until found, since a
-/// program may `dlopen` LevelDB after this library.
-fn leveldb() -> Option<&'static LevelDb> {
-    if let Some(found) = LEVELDB.get() {
-        return Some(found);
-    }
-    let found = find_leveldb()?;
-    Some(LEVELDB.get_or_init(|| found))
-}
-
-pub(crate) fn leveldb_loaded() -> bool {
-    leveldb().is_some()
-}
-
-/// Whether a LevelDB C API is visible in the process at all, usable from here or
-/// not. A program that has one must get LevelDB objects or NULL (no filter: slower,
-/// never wrong), never this library's own handles, which LevelDB would take for C++
-/// objects.
-pub(crate) fn leveldb_in_process() -> bool {
-    leveldb_loaded() || !global_symbol(c"leveldb_filterpolicy_create").is_null()
-}
-
-/// The load address of the object defining `address`, or NULL.
-fn object_base(address: *const c_void) -> *mut c_void {
-    // SAFETY: Dl_info is plain data; dladdr only writes it.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr accepts any address and reports failure with 0.
-    match unsafe { libc::dladdr(address, &mut info) } {
-        0 => ptr::null_mut(),
-        _ => info.dli_fbase,
-    }
-}
-
-fn this_library() -> *mut c_void {
-    object_base(leveldb_bloom_anchor as *const c_void)
-}
-
-/// Only its address is used: it lies in this library.
-extern "C" fn leveldb_bloom_anchor() {}
-
-/// `name` as the dynamic linker binds it for the program, or NULL.
-fn global_symbol(name: &CStr) -> *mut c_void {
-    // SAFETY: a NUL-terminated name; RTLD_DEFAULT searches the global scope.
-    unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
-}
-
-fn find_leveldb() -> Option<LevelDb> {
-    let create = global_symbol(c"leveldb_filterpolicy_create");
-    if create.is_null() {
-        return None;
-    }
-    // `leveldb_filterpolicy_destroy` is shadowed by ours in the global scope, so take
-    // it from the library that defines `leveldb_filterpolicy_create`.
-    // SAFETY: Dl_info is plain data; dladdr only writes it and reports failure with 0.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    if unsafe { libc::dladdr(create, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: a path the loader reported; RTLD_NOLOAD only finds an object already
-    // loaded, and its reference is dropped once the symbol is read.
-    let destroy = unsafe {
-        let library = libc::dlopen(info.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD);
-        if library.is_null() {
-            return None;
-        }
-        let destroy = libc::dlsym(library, c"leveldb_filterpolicy_destroy".as_ptr());
-        libc::dlclose(library);
-        destroy
-    };
-    if destroy.is_null() || object_base(destroy) == this_library() {
-        return None;
-    }
-    // SAFETY: both symbols are LevelDB's C API functions, declared in leveldb/c.h
-    // with exactly these signatures.
-    unsafe {
-        Some(LevelDb {
-            create: std::mem::transmute::<*mut c_void, LevelDbCreate>(create),
-            destroy: std::mem::transmute::<*mut c_void, LevelDbDestroy>(destroy),
-        })
-    }
-}
+use find::{global_symbol, in_this_library, leveldb, leveldb_or_load, warn_once, LevelDb};
 
 /// The state behind a LevelDB object: the policy every function here finds through
 /// the registry, and the reserve of its `create_filter` callback.
@@ -176,13 +69,34 @@ impl Drop for Reserve {
     }
 }
 
-/// A LevelDB policy object whose callbacks run this library, registered so every
-/// function here accepts it; NULL if LevelDB is absent or unusable, or memory runs
-/// out.
-pub(crate) fn new_leveldb_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    let Some(leveldb) = leveldb() else {
+/// What `leveldb_filterpolicy_create_bloom` returns for `bloom`: with LevelDB in the
+/// process, a LevelDB object whose callbacks run this library; without it, a handle
+/// of this library's own. NULL when memory runs out, or (said once on stderr) when a
+/// LevelDB C API is loaded that cannot be used: a handle of ours would crash LevelDB,
+/// while NULL makes it run without filters, slower but right.
+pub(crate) fn new_c_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
+    if let Some(leveldb) = leveldb() {
+        return new_leveldb_policy(bloom, leveldb);
+    }
+    if find::leveldb_api_visible() {
+        warn_once(
+            &UNUSABLE_WARNED,
+            "leveldb-bloom: a leveldb_filterpolicy_create is loaded, but no object \
+             defines both it and leveldb_filterpolicy_destroy: the bloom filter policy \
+             is NULL, and LevelDB runs without filters\n",
+        );
         return ptr::null_mut();
-    };
+    }
+    ffi::new_own_handle(bloom)
+}
+
+static UNUSABLE_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// A LevelDB policy object whose callbacks run this library, registered so every
+/// function here accepts it; NULL only when memory runs out. Should the registry
+/// have no room, the object is still returned: LevelDB uses it through its own
+/// methods, and this library's functions then treat it as LevelDB's own policy.
+fn new_leveldb_policy(bloom: BloomFilterPolicy, leveldb: &LevelDb) -> *mut leveldb_filterpolicy_t {
     let Some(policy) = Policy::new(bloom) else {
         return ptr::null_mut();
     };
@@ -218,13 +132,8 @@ pub(crate) fn new_leveldb_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filte
             .leveldb_wrapper
             .store(wrapper as usize, Ordering::Release)
     };
-    if handle::register(wrapper as usize, policy) {
-        wrapper
-    } else {
-        // SAFETY: LevelDB's own object, not yet handed out; this frees the state too.
-        unsafe { (leveldb.destroy)(wrapper) };
-        ptr::null_mut()
-    }
+    handle::register(wrapper as usize, policy);
+    wrapper
 }
 
 /// Passes a LevelDB object to LevelDB's own `leveldb_filterpolicy_destroy`; without
@@ -348,41 +257,63 @@ unsafe extern "C" fn name(_state: *mut c_void) -> *const c_char {
 /// `leveldb_filterpolicy_create_bloom` also calls through the dynamic linker. The
 /// object is LevelDB's `leveldb_filterpolicy_t`, which derives from
 /// `leveldb::FilterPolicy` alone, so the pointer is also the base's; `delete` frees it.
-/// NULL without LevelDB or for a negative `bits_per_key`.
+///
+/// Only LevelDB can make this object, so when LevelDB is not in the process (a
+/// program linked with `--as-needed` whose only LevelDB symbol is this one loses
+/// `-lleveldb`), LevelDB is loaded by its soname. NULL only when that fails (said
+/// once on stderr, with the fix), when memory runs out, or for a negative
+/// `bits_per_key` (undefined in LevelDB).
 ///
 /// cbindgen:ignore
 #[export_name = "_ZN7leveldb20NewBloomFilterPolicyEi"]
 pub extern "C" fn leveldb_bloom_cxx_new_bloom_filter_policy(bits_per_key: c_int) -> *const c_void {
-    guard(ptr::null, || match u32::try_from(bits_per_key) {
-        Ok(bits_per_key) => new_leveldb_policy(BloomFilterPolicy::new(bits_per_key))
-            .cast_const()
-            .cast(),
-        Err(_) => ptr::null(),
+    guard(ptr::null, || {
+        match (u32::try_from(bits_per_key), leveldb_or_load()) {
+            (Ok(bits_per_key), Some(leveldb)) => {
+                new_leveldb_policy(BloomFilterPolicy::new(bits_per_key), leveldb)
+                    .cast_const()
+                    .cast()
+            }
+            _ => ptr::null(),
+        }
     })
 }
 
-/// Set in `leveldb_bloom_swap_status` when the program's `leveldb_filterpolicy_create_bloom` is this library's.
+/// Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
+/// the dynamic linker binds it for the program and for every object it loads, is
+/// this library's.
 pub const LEVELDB_BLOOM_SWAP_C_API: c_int = 1;
-/// Set in `leveldb_bloom_swap_status` when the program's `leveldb::NewBloomFilterPolicy` is this library's.
+/// Set in `leveldb_bloom_swap_status` when `leveldb::NewBloomFilterPolicy`, as the
+/// dynamic linker binds it for the program and for every object it loads (LevelDB's
+/// own `leveldb_filterpolicy_create_bloom` included), is this library's.
 pub const LEVELDB_BLOOM_SWAP_CXX_API: c_int = 2;
 
-/// Whether the swap is in effect: a bit mask of `LEVELDB_BLOOM_SWAP_C_API` and
-/// `LEVELDB_BLOOM_SWAP_CXX_API`, set when LevelDB is loaded and the program's
-/// `leveldb_filterpolicy_create_bloom` or `leveldb::NewBloomFilterPolicy` resolves to
-/// this library. 0 when LevelDB is not loaded or the link order put LevelDB first:
-/// then nothing is swapped, and nothing fails either.
+/// Whether the swap is in effect, read from inside the process: a bit mask of
+/// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when LevelDB
+/// is loaded (linked, or `dlopen`ed privately by a Python extension, `ctypes` or a
+/// plugin) and the name resolves to this library in the global scope, which every
+/// object searches first.
+///
+/// - 3: both names are swapped: every bloom policy LevelDB makes, through either
+///   API, builds and matches its filters here (`LD_PRELOAD`, or linked with
+///   `-lleveldb_bloom` before `-lleveldb`).
+/// - 2: only `leveldb::NewBloomFilterPolicy` is swapped; since LevelDB's own
+///   `leveldb_filterpolicy_create_bloom` calls it, C programs are swapped too.
+/// - 1: only the C name is swapped (not seen with a whole libleveldb_bloom).
+/// - 0: nothing is swapped: LevelDB is not loaded (yet), LevelDB was linked before
+///   this library, or this library was `dlopen`ed without `RTLD_GLOBAL`. Nothing
+///   fails either: LevelDB uses its own policy.
+///
+/// The answer can change when LevelDB is loaded later.
 #[no_mangle]
 pub extern "C" fn leveldb_bloom_swap_status() -> c_int {
     guard(
         || 0,
         || {
-            if !leveldb_loaded() {
+            if leveldb().is_none() {
                 return 0;
             }
-            let ours = |name: &CStr| {
-                let symbol = global_symbol(name);
-                !symbol.is_null() && object_base(symbol) == this_library()
-            };
+            let ours = |name: &CStr| in_this_library(global_symbol(name));
             let mut status = 0;
             if ours(c"leveldb_filterpolicy_create_bloom") {
                 status |= LEVELDB_BLOOM_SWAP_C_API;

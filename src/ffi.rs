@@ -206,7 +206,7 @@ pub(crate) unsafe fn key_may_match(
 
 /// A policy handle of this library's own: never a LevelDB object; NULL when memory
 /// runs out.
-fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
+pub(crate) fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
     let Some(policy) = Policy::new(bloom) else {
         return ptr::null_mut();
     };
@@ -247,24 +247,26 @@ fn bits_per_key(bits_per_key: c_int) -> Option<BloomFilterPolicy> {
 /// each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
 /// clamped to 1..=30).
 ///
-/// When LevelDB's C API is loaded in the process, the policy is a LevelDB object
-/// (made with `leveldb_filterpolicy_create`) that `leveldb_options_set_filter_policy`
-/// accepts and whose filters are built and matched by this library. Otherwise it is
-/// this library's own. Every function here accepts either.
+/// When LevelDB is loaded in the process, however it was loaded (linked, or
+/// `dlopen`ed privately by a Python extension, `ctypes` or a plugin), the policy is a
+/// LevelDB object (made with LevelDB's own `leveldb_filterpolicy_create`) that
+/// `leveldb_options_set_filter_policy` accepts and whose filters are built and
+/// matched by this library. Otherwise it is this library's own, for the functions
+/// here (it must not be given to a LevelDB loaded later). Every function here
+/// accepts either. There is no limit on how many policies may be live.
 ///
 /// Returns NULL when `bits_per_key` is negative (undefined in LevelDB), when memory
-/// runs out, when `LEVELDB_BLOOM_MAX_LIVE_POLICIES` policies are already live, or
-/// when LevelDB is loaded but its C API cannot be reached from here (a NULL filter
-/// policy makes LevelDB run without filters: slower, never wrong). Release the
-/// policy with `leveldb_filterpolicy_destroy`, after every database using it is
-/// closed.
+/// runs out, or (said once on stderr) when an object defines
+/// `leveldb_filterpolicy_create` but none also defines `leveldb_filterpolicy_destroy`
+/// (a NULL filter policy makes LevelDB run without filters: slower, never wrong).
+/// Release the policy with `leveldb_filterpolicy_destroy`, after every database
+/// using it is closed.
 #[no_mangle]
 pub extern "C" fn leveldb_filterpolicy_create_bloom(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
     guard(ptr::null_mut, || match self::bits_per_key(bits_per_key) {
-        Some(bloom) if dropin::leveldb_in_process() => dropin::new_leveldb_policy(bloom),
-        Some(bloom) => new_own_handle(bloom),
+        Some(bloom) => dropin::new_c_policy(bloom),
         None => ptr::null_mut(),
     })
 }
@@ -528,8 +530,9 @@ pub unsafe extern "C" fn leveldb_bloom_filter_length(
 ///
 /// Returns how many bytes at the start of `out` now hold a filter: `out_length` on
 /// success. On a bad input (as for `leveldb_filterpolicy_create_filter`, or a wrong
-/// `out_length`) it writes the 2-byte match-all filter `00 FF` and returns 2, or, if
-/// `out` is NULL or shorter than 2 bytes, writes nothing and returns 0.
+/// `out_length`) it writes the 2-byte match-all filter `00 FF` at the start of `out`,
+/// leaves the rest of `out` as it was, and returns 2; if `out` is NULL or shorter
+/// than 2 bytes, it writes nothing and returns 0.
 ///
 /// # Safety
 /// As for `leveldb_filterpolicy_create_filter`; a non-NULL `out` must be writable for
@@ -547,28 +550,32 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
     if out.is_null() || out_length < MATCH_ALL_FILTER.len() || out_length > isize::MAX as usize {
         return 0;
     }
-    // SAFETY: non-NULL and writable for `out_length` bytes per the caller; the bytes
-    // may be uninitialised, so they are zeroed before a slice is made of them.
-    let out = unsafe {
-        ptr::write_bytes(out, 0, out_length);
-        std::slice::from_raw_parts_mut(out.cast::<u8>(), out_length)
-    };
     let written = guard(
         || false,
         || {
             // SAFETY: the caller's promises, passed on.
             let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) };
             let bloom = unsafe { policy_of(policy) };
-            match bloom.zip(keys) {
-                Some((bloom, keys)) => bloom.write_filter(keys.iter(), out).is_ok(),
-                None => false,
+            let Some((bloom, keys)) = bloom.zip(keys) else {
+                return false;
+            };
+            if bloom.filter_len(keys.len()) != Some(out_length) {
+                return false;
             }
+            // SAFETY: non-NULL and writable for `out_length` bytes per the caller; the
+            // bytes may be uninitialised, so they are zeroed before a slice is made.
+            let out = unsafe {
+                ptr::write_bytes(out, 0, out_length);
+                std::slice::from_raw_parts_mut(out.cast::<u8>(), out_length)
+            };
+            bloom.write_filter(keys.iter(), out).is_ok()
         },
     );
     if written {
         out_length
     } else {
-        out[..MATCH_ALL_FILTER.len()].copy_from_slice(&MATCH_ALL_FILTER);
+        // SAFETY: `out` is writable for at least these 2 bytes, checked above.
+        unsafe { ptr::copy_nonoverlapping(MATCH_ALL_FILTER.as_ptr(), out.cast(), 2) };
         MATCH_ALL_FILTER.len()
     }
 }

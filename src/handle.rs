@@ -3,11 +3,20 @@
 //! A handle given to C is either a [`Policy`] itself or, when LevelDB is in the
 //! process, the LevelDB object that wraps one (see `dropin`). Every handle this
 //! library returns is recorded here, mapped to its `Policy`, so each exported
-//! function accepts both kinds and recognises a pointer it did not make. Lookups are
-//! lock-free, because they sit on the query path.
+//! function accepts both kinds and recognises a pointer it did not make.
+//!
+//! The registry is an open-addressing hash table with linear probing that grows
+//! without limit (kept at most half full) and deletes by shifting entries back, so
+//! no tombstone ever lengthens a search: a lookup costs the same after any number of
+//! create/destroy cycles. Writers (create, destroy) take a lock; lookups, on the
+//! query path, take none: they read under a sequence count and retry if a writer
+//! changed the table meanwhile (a seqlock). A grown-out-of table is kept, never
+//! freed, as a lookup may still be reading it; together the retired tables are
+//! smaller than the current one.
 
 use std::alloc::{alloc, Layout};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::bloom::{BloomFilterPolicy, ReciprocalCache};
 
@@ -52,86 +61,204 @@ pub(crate) fn try_box<T>(value: T) -> Option<Box<T>> {
     }
 }
 
-/// How many handles may be live at once; creating one more fails cleanly.
-pub const MAX_LIVE_POLICIES: usize = 1 << 16;
+/// Slots of the first table; each growth doubles it.
+const FIRST_CAPACITY: usize = 64;
+/// Handles are aligned addresses, never 0: 0 marks a free slot.
+const FREE: usize = 0;
 
-// An open-addressing table keyed by handle address. Keys move EMPTY → RESERVED →
-// address → TOMBSTONE → RESERVED …, so a probe sequence is never cut short by a
-// removal; handle addresses are aligned, so they never equal the markers.
-const EMPTY: usize = 0;
-const TOMBSTONE: usize = 1;
-const RESERVED: usize = 2;
-
-static KEYS: [AtomicUsize; MAX_LIVE_POLICIES] =
-    [const { AtomicUsize::new(EMPTY) }; MAX_LIVE_POLICIES];
-static VALUES: [AtomicPtr<Policy>; MAX_LIVE_POLICIES] =
-    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_LIVE_POLICIES];
-
-/// The slot where `handle`'s probe sequence starts (and, with few handles, ends).
-#[inline(always)]
-fn home_slot(handle: usize) -> usize {
-    (handle >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (usize::BITS - 16)
+struct Slot {
+    handle: AtomicUsize,
+    policy: AtomicPtr<Policy>,
 }
 
-fn probe_sequence(handle: usize) -> impl Iterator<Item = usize> {
-    let start = home_slot(handle);
-    (0..MAX_LIVE_POLICIES).map(move |i| (start + i) % MAX_LIVE_POLICIES)
+/// A power-of-two number of slots.
+struct Table {
+    slots: Box<[Slot]>,
 }
 
-/// Records `handle` as standing for `policy`; false if the table is full.
+impl Table {
+    /// An empty table of `capacity` slots, or `None` when memory runs out.
+    fn new(capacity: usize) -> Option<Box<Self>> {
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(capacity).ok()?;
+        slots.extend((0..capacity).map(|_| Slot {
+            handle: AtomicUsize::new(FREE),
+            policy: AtomicPtr::new(std::ptr::null_mut()),
+        }));
+        try_box(Self {
+            slots: slots.into_boxed_slice(),
+        })
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// Where `handle`'s probe sequence starts.
+    #[inline(always)]
+    fn home(&self, handle: usize) -> usize {
+        ((handle >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) & self.mask()
+    }
+
+    /// The slot holding `handle`, if any. Reads may race with a writer: the caller
+    /// validates them with the sequence count.
+    #[inline(always)]
+    fn find(&self, handle: usize) -> Option<usize> {
+        let mut slot = self.home(handle);
+        // A table is at most half full, so a free slot ends every search.
+        loop {
+            match self.slots[slot].handle.load(Ordering::Relaxed) {
+                key if key == handle => return Some(slot),
+                FREE => return None,
+                _ => slot = (slot + 1) & self.mask(),
+            }
+        }
+    }
+
+    /// Puts `handle` in the first free slot of its sequence (writer only).
+    fn insert(&self, handle: usize, policy: *mut Policy) {
+        let mut slot = self.home(handle);
+        while self.slots[slot].handle.load(Ordering::Relaxed) != FREE {
+            slot = (slot + 1) & self.mask();
+        }
+        self.slots[slot].policy.store(policy, Ordering::Relaxed);
+        self.slots[slot].handle.store(handle, Ordering::Relaxed);
+    }
+
+    /// Empties `slot` and moves back every later entry of its cluster that may
+    /// now sit nearer its home (writer only).
+    fn remove(&self, mut hole: usize) {
+        let mut slot = hole;
+        loop {
+            slot = (slot + 1) & self.mask();
+            let handle = self.slots[slot].handle.load(Ordering::Relaxed);
+            if handle == FREE {
+                break;
+            }
+            // The entry may fill the hole unless its home lies cyclically in (hole, slot].
+            let home = self.home(handle);
+            if (slot.wrapping_sub(home) & self.mask()) >= (slot.wrapping_sub(hole) & self.mask()) {
+                let policy = self.slots[slot].policy.load(Ordering::Relaxed);
+                self.slots[hole].policy.store(policy, Ordering::Relaxed);
+                self.slots[hole].handle.store(handle, Ordering::Relaxed);
+                hole = slot;
+            }
+        }
+        self.slots[hole].handle.store(FREE, Ordering::Relaxed);
+    }
+}
+
+/// The current table (NULL until the first handle).
+static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
+/// Odd while a writer changes the table.
+static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
+
+/// What only writers touch, under the lock.
+struct Writer {
+    live: usize,
+    /// Tables grown out of, kept for lookups that may still read them; boxed, as
+    /// their addresses must not move.
+    #[allow(clippy::vec_box)]
+    retired: Vec<Box<Table>>,
+}
+
+static WRITER: Mutex<Writer> = Mutex::new(Writer {
+    live: 0,
+    retired: Vec::new(),
+});
+
+/// Runs `change` on the current table with readers told to retry.
+fn write<T>(change: impl FnOnce(&mut Writer) -> T) -> T {
+    let mut writer = WRITER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let sequence = SEQUENCE.load(Ordering::Relaxed);
+    SEQUENCE.store(sequence.wrapping_add(1), Ordering::Relaxed);
+    fence(Ordering::Release);
+    let result = change(&mut writer);
+    SEQUENCE.store(sequence.wrapping_add(2), Ordering::Release);
+    result
+}
+
+/// The current table, if any (writer only).
+fn current() -> Option<&'static Table> {
+    // SAFETY: tables are never freed (see the module documentation).
+    unsafe { TABLE.load(Ordering::Acquire).as_ref() }
+}
+
+/// Records `handle` as standing for `policy`; false only when memory runs out.
 pub(crate) fn register(handle: usize, policy: *mut Policy) -> bool {
-    for slot in probe_sequence(handle) {
-        let key = KEYS[slot].load(Ordering::Acquire);
-        if (key == EMPTY || key == TOMBSTONE)
-            && KEYS[slot]
-                .compare_exchange(key, RESERVED, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-        {
-            VALUES[slot].store(policy, Ordering::Relaxed);
-            KEYS[slot].store(handle, Ordering::Release);
-            return true;
+    if handle == FREE {
+        return false;
+    }
+    write(|writer| {
+        let capacity = current().map_or(0, |table| table.slots.len());
+        if 2 * (writer.live + 1) > capacity {
+            let Some(grown) = Table::new((2 * capacity).max(FIRST_CAPACITY)) else {
+                return false;
+            };
+            if writer.retired.try_reserve(1).is_err() {
+                return false;
+            }
+            if let Some(old) = current() {
+                for slot in old.slots.iter() {
+                    let key = slot.handle.load(Ordering::Relaxed);
+                    if key != FREE {
+                        grown.insert(key, slot.policy.load(Ordering::Relaxed));
+                    }
+                }
+            }
+            let old = TABLE.swap(Box::into_raw(grown), Ordering::AcqRel);
+            if !old.is_null() {
+                // SAFETY: made by Box::into_raw below or before; kept, not freed.
+                writer.retired.push(unsafe { Box::from_raw(old) });
+            }
         }
-    }
-    false
-}
-
-#[inline(always)]
-fn find(handle: usize) -> Option<usize> {
-    if handle <= RESERVED {
-        return None;
-    }
-    // Where a handle almost always is: one load and compare on the query path.
-    let home = home_slot(handle);
-    if KEYS[home].load(Ordering::Acquire) == handle {
-        return Some(home);
-    }
-    find_beyond_home(handle)
-}
-
-fn find_beyond_home(handle: usize) -> Option<usize> {
-    for slot in probe_sequence(handle) {
-        match KEYS[slot].load(Ordering::Acquire) {
-            key if key == handle => return Some(slot),
-            EMPTY => return None,
-            _ => {}
+        let table = current().expect("just made");
+        if table.find(handle).is_some() {
+            return false;
         }
-    }
-    None
+        table.insert(handle, policy);
+        writer.live += 1;
+        true
+    })
 }
 
 /// The policy `handle` stands for, if this library made it and has not destroyed it.
+#[inline(always)]
 pub(crate) fn lookup(handle: usize) -> Option<*mut Policy> {
-    find(handle).map(|slot| VALUES[slot].load(Ordering::Relaxed))
+    if handle == FREE {
+        return None;
+    }
+    loop {
+        let sequence = SEQUENCE.load(Ordering::Acquire);
+        // SAFETY: tables are never freed (see the module documentation).
+        let table = unsafe { TABLE.load(Ordering::Acquire).as_ref() }?;
+        let found = table
+            .find(handle)
+            .map(|slot| table.slots[slot].policy.load(Ordering::Relaxed));
+        fence(Ordering::Acquire);
+        if sequence & 1 == 0 && SEQUENCE.load(Ordering::Relaxed) == sequence {
+            return found;
+        }
+        std::hint::spin_loop();
+    }
 }
 
 /// Forgets `handle`, returning the policy it stood for.
 pub(crate) fn unregister(handle: usize) -> Option<*mut Policy> {
-    let slot = find(handle)?;
-    let policy = VALUES[slot].load(Ordering::Relaxed);
-    KEYS[slot]
-        .compare_exchange(handle, TOMBSTONE, Ordering::AcqRel, Ordering::Relaxed)
-        .ok()
-        .map(|_| policy)
+    if handle == FREE {
+        return None;
+    }
+    write(|writer| {
+        let table = current()?;
+        let slot = table.find(handle)?;
+        let policy = table.slots[slot].policy.load(Ordering::Relaxed);
+        table.remove(slot);
+        writer.live -= 1;
+        Some(policy)
+    })
 }
 
 #[cfg(test)]
@@ -145,6 +272,7 @@ mod tests {
         let (pa, pb): (*mut Policy, *mut Policy) = (&mut *a, &mut *b);
         assert!(register(pa as usize, pa));
         assert!(register(0x1000, pb));
+        assert!(!register(0x1000, pb), "registered twice");
         assert_eq!(lookup(pa as usize), Some(pa));
         assert_eq!(lookup(0x1000), Some(pb));
         assert_eq!(lookup(0x2000), None);
@@ -154,5 +282,31 @@ mod tests {
         assert_eq!(lookup(0x1000), None);
         assert_eq!(lookup(pa as usize), Some(pa));
         assert_eq!(unregister(pa as usize), Some(pa));
+    }
+
+    /// Growth, and back-shift deletion among colliding handles: every handle stays
+    /// findable while others come and go.
+    #[test]
+    fn grows_and_deletes_without_losing_entries() {
+        let policy = std::ptr::dangling_mut::<Policy>();
+        // Handles far apart in memory but often sharing a home slot.
+        let handles: Vec<usize> = (1..=5_000usize).map(|i| 0x10_0000 + (i << 20)).collect();
+        for &h in &handles {
+            assert!(register(h, policy));
+        }
+        for (i, &h) in handles.iter().enumerate() {
+            if i % 3 == 0 {
+                assert_eq!(unregister(h), Some(policy));
+            }
+        }
+        for (i, &h) in handles.iter().enumerate() {
+            assert_eq!(lookup(h).is_some(), i % 3 != 0, "handle {i}");
+        }
+        for (i, &h) in handles.iter().enumerate() {
+            if i % 3 != 0 {
+                assert_eq!(unregister(h), Some(policy));
+            }
+        }
+        assert!(handles.iter().all(|&h| lookup(h).is_none()));
     }
 }

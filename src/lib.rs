@@ -65,4 +65,3 @@ mod rusty;
 mod simd;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength, MATCH_ALL_FILTER, POLICY_NAME};
-pub use handle::MAX_LIVE_POLICIES;

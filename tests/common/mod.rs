@@ -225,3 +225,103 @@ pub fn failmalloc_shim() -> &'static Path {
             .build()
     })
 }
+
+/// `build()` once per name in this test binary, whichever test asks first; the
+/// others wait for it.
+pub fn once(name: &str, build: impl FnOnce() -> PathBuf) -> PathBuf {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    static BUILT: Mutex<BTreeMap<String, Arc<OnceLock<PathBuf>>>> = Mutex::new(BTreeMap::new());
+    let cell = Arc::clone(BUILT.lock().unwrap().entry(name.to_string()).or_default());
+    cell.get_or_init(build).clone()
+}
+
+/// A directory for one database, removed afterwards.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new() -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "leveldb-bloom-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        Self(dir)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temporary directory")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The contents of a database's table files, sorted (names and creation order do
+/// not matter, bytes do), after checking there are several and each carries a
+/// `filter.leveldb.BuiltinBloomFilter2` block.
+pub fn tables_with_filters(dir: &Scratch) -> Vec<Vec<u8>> {
+    let mut tables: Vec<Vec<u8>> = std::fs::read_dir(dir.dir())
+        .expect("the database directory")
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "ldb"))
+        .map(|path| std::fs::read(path).unwrap())
+        .collect();
+    tables.sort();
+    assert!(
+        tables.len() >= 2,
+        "expected several tables, found {}",
+        tables.len()
+    );
+    for table in &tables {
+        let name = b"filter.leveldb.BuiltinBloomFilter2";
+        assert!(
+            table.windows(name.len()).any(|window| window == name),
+            "a table without a bloom filter block"
+        );
+    }
+    tables
+}
+
+/// The counting shim `c_tests/count_filter_calls.c`, for `LD_PRELOAD`: it counts the
+/// calls LevelDB makes to policies made with `leveldb_filterpolicy_create`, and
+/// reports them on stderr at exit (see [`filter_calls`]).
+pub fn count_shim() -> PathBuf {
+    once("count_filter_calls.so", || {
+        Program::new(
+            "count_filter_calls.so",
+            Lang::C99,
+            &["c_tests/count_filter_calls.c"],
+        )
+        .arg("-shared")
+        .arg("-fPIC")
+        // Kept as a dependency: libleveldb_bloom finds LevelDB's destroy through it.
+        .arg("-Wl,--no-as-needed")
+        .arg("-lleveldb")
+        .build()
+    })
+}
+
+/// The counting shim's report in a program's stderr: `policies`, `create_filter`,
+/// `key_may_match`, `said_no` (counts) and `callbacks_in` (a path).
+pub fn filter_calls(stderr: &str) -> std::collections::BTreeMap<String, String> {
+    let report = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("filter calls: "))
+        .expect("the counting shim reports");
+    report
+        .split(' ')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
+}
