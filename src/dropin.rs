@@ -75,10 +75,15 @@ impl Drop for Reserve {
 /// LevelDB C API is loaded that cannot be used: a handle of ours would crash LevelDB,
 /// while NULL makes it run without filters, slower but right.
 pub(crate) fn new_c_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    if let Some(leveldb) = leveldb() {
+    // Out of memory, the search cannot tell whether LevelDB is here: NULL is the
+    // answer that is safe either way.
+    let Ok(found) = leveldb() else {
+        return ptr::null_mut();
+    };
+    if let Some(leveldb) = found {
         return new_leveldb_policy(bloom, leveldb);
     }
-    if find::leveldb_api_visible() {
+    if find::leveldb_api_visible().unwrap_or(true) {
         warn_once(
             &UNUSABLE_WARNED,
             "leveldb-bloom: a leveldb_filterpolicy_create is loaded, but no object \
@@ -139,7 +144,7 @@ fn new_leveldb_policy(bloom: BloomFilterPolicy, leveldb: &LevelDb) -> *mut level
 /// Passes a LevelDB object to LevelDB's own `leveldb_filterpolicy_destroy`; without
 /// LevelDB an unknown pointer is left alone.
 pub(crate) fn leveldb_destroy(handle: *mut leveldb_filterpolicy_t) {
-    if let Some(leveldb) = leveldb() {
+    if let Ok(Some(leveldb)) = leveldb() {
         // SAFETY: the caller of destroy promised a live policy; this library did not
         // make it as its own, so it is LevelDB's to delete.
         unsafe { (leveldb.destroy)(handle) }
@@ -310,7 +315,7 @@ pub extern "C" fn leveldb_bloom_swap_status() -> c_int {
     guard(
         || 0,
         || {
-            if leveldb().is_none() {
+            if !matches!(leveldb(), Ok(Some(_))) {
                 return 0;
             }
             let ours = |name: &CStr| in_this_library(global_symbol(name));

@@ -15,8 +15,8 @@
 //! smaller than the current one.
 
 use std::alloc::{alloc, Layout};
+use std::cell::UnsafeCell;
 use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use crate::bloom::{BloomFilterPolicy, ReciprocalCache};
 
@@ -163,22 +163,48 @@ struct Writer {
     retired: Vec<Box<Table>>,
 }
 
-static WRITER: Mutex<Writer> = Mutex::new(Writer {
-    live: 0,
-    retired: Vec::new(),
-});
+/// The writers' lock and state. A POSIX mutex rather than `std::sync::Mutex`, so
+/// that valgrind's helgrind, which the thread tests run, sees the lock.
+struct WriterLock {
+    mutex: UnsafeCell<libc::pthread_mutex_t>,
+    writer: UnsafeCell<Writer>,
+}
 
-/// Runs `change` on the current table with readers told to retry.
+// SAFETY: `writer` is only reached with `mutex` held (see `write`).
+unsafe impl Sync for WriterLock {}
+
+static WRITER: WriterLock = WriterLock {
+    mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
+    writer: UnsafeCell::new(Writer {
+        live: 0,
+        retired: Vec::new(),
+    }),
+};
+
+/// A write in progress: when dropped (also if the change panics), the sequence
+/// count is even again and the writers' mutex unlocked.
+struct Writing {
+    sequence: usize,
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        SEQUENCE.store(self.sequence.wrapping_add(2), Ordering::Release);
+        // SAFETY: locked by `write`, which made this value, on this thread.
+        unsafe { libc::pthread_mutex_unlock(WRITER.mutex.get()) };
+    }
+}
+
+/// Runs `change` on the writers' state with the lock held and readers told to retry.
 fn write<T>(change: impl FnOnce(&mut Writer) -> T) -> T {
-    let mut writer = WRITER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // SAFETY: a statically initialised mutex, never moved or destroyed.
+    unsafe { libc::pthread_mutex_lock(WRITER.mutex.get()) };
     let sequence = SEQUENCE.load(Ordering::Relaxed);
     SEQUENCE.store(sequence.wrapping_add(1), Ordering::Relaxed);
     fence(Ordering::Release);
-    let result = change(&mut writer);
-    SEQUENCE.store(sequence.wrapping_add(2), Ordering::Release);
-    result
+    let _writing = Writing { sequence };
+    // SAFETY: the mutex is held until `_writing` is dropped, after the last use.
+    change(unsafe { &mut *WRITER.writer.get() })
 }
 
 /// The current table, if any (writer only).

@@ -47,14 +47,17 @@ pub(super) struct LevelDb {
 
 static LEVELDB: OnceLock<LevelDb> = OnceLock::new();
 
+/// The search could not be made: memory ran out listing the loaded objects.
+#[derive(Debug)]
+pub(super) struct OutOfMemory;
+
 /// LevelDB's C API if it is loaded; looked for again on each call until found, since
 /// a program may `dlopen` LevelDB after this library.
-pub(super) fn leveldb() -> Option<&'static LevelDb> {
+pub(super) fn leveldb() -> Result<Option<&'static LevelDb>, OutOfMemory> {
     if let Some(found) = LEVELDB.get() {
-        return Some(found);
+        return Ok(Some(found));
     }
-    let found = find_leveldb()?;
-    Some(LEVELDB.get_or_init(|| found))
+    Ok(find_leveldb()?.map(|found| LEVELDB.get_or_init(|| found)))
 }
 
 /// The sonames LevelDB is installed under: Debian's first, then upstream's.
@@ -66,15 +69,15 @@ const SONAMES: [&CStr; 3] = [c"libleveldb.so.1d", c"libleveldb.so.1", c"liblevel
 /// symbol the program uses is also this library's). When LevelDB cannot be loaded
 /// either, says so once on stderr, naming the fix, and returns `None`.
 pub(super) fn leveldb_or_load() -> Option<&'static LevelDb> {
-    if let Some(found) = leveldb() {
+    if let Some(found) = leveldb().ok()? {
         return Some(found);
     }
     for soname in SONAMES {
         // SAFETY: a NUL-terminated name. The object stays loaded: found, it is
         // pinned; not usable, its reference is kept all the same, which only costs
-        // memory, since LevelDB's initialisers may have run.
+        // memory, since its initialisers may have run.
         unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
-        if let Some(found) = leveldb() {
+        if let Some(found) = leveldb().ok()? {
             return Some(found);
         }
     }
@@ -103,11 +106,20 @@ pub(super) fn warn_once(warned: &AtomicBool, message: &str) {
 
 /// Whether some loaded object defines `leveldb_filterpolicy_create`, usable from
 /// here or not.
-pub(super) fn leveldb_api_visible() -> bool {
-    loaded_objects().into_iter().any(|object| {
-        let handle = Handle::open(&object);
+pub(super) fn leveldb_api_visible() -> Result<bool, OutOfMemory> {
+    Ok(loaded_objects()?.iter().any(|object| {
+        let handle = Handle::open(object);
         handle.is_some_and(|handle| !handle.symbol(c"leveldb_filterpolicy_create").is_null())
-    })
+    }))
+}
+
+/// A copy of `name`, or `None` when memory runs out (the search must not abort).
+fn try_copy(name: &CStr) -> Option<CString> {
+    let bytes = name.to_bytes_with_nul();
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(bytes.len()).ok()?;
+    copy.extend_from_slice(bytes);
+    CString::from_vec_with_nul(copy).ok()
 }
 
 /// The load address of the object defining `address`, or NULL.
@@ -172,7 +184,8 @@ impl Drop for Handle {
 }
 
 /// The paths of every loaded object, in load order ("" for the program).
-fn loaded_objects() -> Vec<CString> {
+fn loaded_objects() -> Result<Vec<CString>, OutOfMemory> {
+    /// Pushes each object's path; stops the walk (returns 1) when memory runs out.
     unsafe extern "C" fn collect(
         info: *mut libc::dl_phdr_info,
         _size: size_t,
@@ -181,24 +194,36 @@ fn loaded_objects() -> Vec<CString> {
         // SAFETY: dl_iterate_phdr passes a valid info and our Vec through.
         let (info, objects) = unsafe { (&*info, &mut *objects.cast::<Vec<CString>>()) };
         let name = if info.dlpi_name.is_null() {
-            CString::default()
+            c""
         } else {
             // SAFETY: the loader's NUL-terminated path of the object.
-            unsafe { CStr::from_ptr(info.dlpi_name) }.to_owned()
+            unsafe { CStr::from_ptr(info.dlpi_name) }
         };
-        objects.push(name);
-        0
+        match (objects.try_reserve(1), try_copy(name)) {
+            (Ok(()), Some(name)) => {
+                objects.push(name);
+                0
+            }
+            _ => 1,
+        }
     }
     let mut objects: Vec<CString> = Vec::new();
     // SAFETY: the callback only reads the info it is given and pushes to `objects`,
     // which outlives the call; no loader function is called from inside it.
-    unsafe { libc::dl_iterate_phdr(Some(collect), (&mut objects as *mut Vec<CString>).cast()) };
-    objects
+    let stopped =
+        unsafe { libc::dl_iterate_phdr(Some(collect), (&mut objects as *mut Vec<CString>).cast()) };
+    match stopped {
+        0 => Ok(objects),
+        _ => Err(OutOfMemory),
+    }
 }
 
 /// The program's own `leveldb_filterpolicy_create` comes first (so an interposer
 /// in front of LevelDB's is honoured), then every loaded object in load order.
-fn find_leveldb() -> Option<LevelDb> {
+fn find_leveldb() -> Result<Option<LevelDb>, OutOfMemory> {
+    // Listed before any loader call, so that running out of memory here leaves no
+    // loader error message allocated behind.
+    let objects = loaded_objects()?;
     let global = global_symbol(c"leveldb_filterpolicy_create");
     let mut candidates = Vec::new();
     if !global.is_null() && !in_this_library(global) {
@@ -207,11 +232,12 @@ fn find_leveldb() -> Option<LevelDb> {
         // SAFETY: as above.
         if unsafe { libc::dladdr(global, &mut info) } != 0 && !info.dli_fname.is_null() {
             // SAFETY: the loader's NUL-terminated path of the object.
-            candidates.push(unsafe { CStr::from_ptr(info.dli_fname) }.to_owned());
+            let path = try_copy(unsafe { CStr::from_ptr(info.dli_fname) }).ok_or(OutOfMemory)?;
+            candidates.try_reserve(1).map_err(|_| OutOfMemory)?;
+            candidates.push(path);
         }
     }
-    candidates.extend(loaded_objects());
-    candidates.iter().find_map(|path| {
+    Ok(candidates.iter().chain(&objects).find_map(|path| {
         let handle = Handle::open(path)?;
         let create = handle.symbol(c"leveldb_filterpolicy_create");
         let destroy = handle.symbol(c"leveldb_filterpolicy_destroy");
@@ -231,5 +257,5 @@ fn find_leveldb() -> Option<LevelDb> {
                 destroy: std::mem::transmute::<*mut c_void, LevelDbDestroy>(destroy),
             })
         }
-    })
+    }))
 }
