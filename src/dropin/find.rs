@@ -19,17 +19,17 @@ use libc::size_t;
 
 use crate::ffi::leveldb_filterpolicy_t;
 
-pub(super) type Destructor = unsafe extern "C" fn(*mut c_void);
-pub(super) type CreateFilter = unsafe extern "C" fn(
+type Destructor = unsafe extern "C" fn(*mut c_void);
+type CreateFilter = unsafe extern "C" fn(
     *mut c_void,
     *const *const c_char,
     *const size_t,
     c_int,
     *mut size_t,
 ) -> *mut c_char;
-pub(super) type KeyMayMatch =
+type KeyMayMatch =
     unsafe extern "C" fn(*mut c_void, *const c_char, size_t, *const c_char, size_t) -> u8;
-pub(super) type Name = unsafe extern "C" fn(*mut c_void) -> *const c_char;
+type Name = unsafe extern "C" fn(*mut c_void) -> *const c_char;
 type LevelDbCreate = unsafe extern "C" fn(
     *mut c_void,
     Destructor,
@@ -123,7 +123,7 @@ fn try_copy(name: &CStr) -> Option<CString> {
 }
 
 /// The load address of the object defining `address`, or NULL.
-pub(super) fn object_base(address: *const c_void) -> *mut c_void {
+fn object_base(address: *const c_void) -> *mut c_void {
     // SAFETY: Dl_info is plain data; dladdr only writes it.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr accepts any address and reports failure with 0.
