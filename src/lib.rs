@@ -64,5 +64,8 @@ pub mod hash;
 mod rusty;
 mod simd;
 
-pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength, MATCH_ALL_FILTER, POLICY_NAME};
+pub use bloom::{
+    BloomFilterPolicy, Filter, Format, WrongFilterLength, LEGACY_POLICY_NAME, MATCH_ALL_FILTER,
+    POLICY_NAME,
+};
 pub use handle::MAX_LIVE_POLICIES;
