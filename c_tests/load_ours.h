@@ -47,6 +47,7 @@ inline std::string object_of_class(const void* object) {
 struct Ours {
   decltype(&leveldb_filterpolicy_create_bloom) create_bloom = nullptr;
   decltype(&leveldb_bloom_policy_create) policy_create = nullptr;
+  decltype(&leveldb_bloom_legacy_policy_create) legacy_create = nullptr;
   decltype(&leveldb_filterpolicy_destroy) destroy = nullptr;
   decltype(&leveldb_bloom_policy_destroy) policy_destroy = nullptr;
   decltype(&leveldb_filterpolicy_name) name = nullptr;
@@ -73,6 +74,7 @@ struct Ours {
 
     find(library, "leveldb_filterpolicy_create_bloom", ours, &create_bloom);
     find(library, "leveldb_bloom_policy_create", ours, &policy_create);
+    find(library, "leveldb_bloom_legacy_policy_create", ours, &legacy_create);
     find(library, "leveldb_filterpolicy_destroy", ours, &destroy);
     find(library, "leveldb_bloom_policy_destroy", ours, &policy_destroy);
     find(library, "leveldb_filterpolicy_name", ours, &name);
