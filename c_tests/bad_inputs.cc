@@ -73,14 +73,6 @@ struct Handle {
   bool legacy;
 };
 
-/* Whether the hash's two readings of `key` can differ: one of its last size % 4
-   bytes is >= 0x80 (the legacy policy then also sets and tries the signed one's). */
-bool tail_is_ambiguous(const std::string& key) {
-  for (size_t i = key.size() - key.size() % 4; i < key.size(); i++)
-    if (static_cast<unsigned char>(key[i]) >= 0x80) return true;
-  return false;
-}
-
 /* bits_per_key at the edges of int: negative ones refused, the others LevelDB's. */
 void bits_per_key_rows() {
   for (int bits_per_key : {INT_MIN, -1}) {
@@ -191,7 +183,7 @@ void filter_sweep_rows(const Handle& handle) {
         const bool expected = leveldb_policy->KeyMayMatch(key, filter);
         const bool answer = b.key_may_match(handle.policy, key.data(), key.size(), filter.data(), filter.size()) != 0;
         /* The legacy policy also tries the signed reading: it may add a "may match". */
-        if (handle.legacy && tail_is_ambiguous(key)) {
+        if (handle.legacy && load_ours::tail_is_ambiguous(key)) {
           differ += expected && !answer;
           ambiguous++;
         } else {

@@ -130,6 +130,15 @@ struct CKeys {
   }
 };
 
+/* Whether the hash's two readings of `key` can differ: one of its last size % 4
+   bytes is >= 0x80. The legacy policy then sets and tries the signed reading's bits
+   too, so its answers may be "may match" where LevelDB's are "absent". */
+inline bool tail_is_ambiguous(const std::string& key) {
+  for (size_t i = key.size() - key.size() % 4; i < key.size(); i++)
+    if (static_cast<unsigned char>(key[i]) >= 0x80) return true;
+  return false;
+}
+
 }  // namespace load_ours
 
 #endif
