@@ -62,7 +62,11 @@ fn legacy_false_positive_cost() {
             println!(
                 "| {}% | {} | {:.2}% | {:.2}% | {:.2}% |",
                 high_per_mille / 10,
-                if absent_high { "high tail" } else { "plain tail" },
+                if absent_high {
+                    "high tail"
+                } else {
+                    "plain tail"
+                },
                 ours * 100.0,
                 legacy_rate * 100.0,
                 expected * 100.0
