@@ -3,7 +3,10 @@
  * LevelDB gives the expected value. Each row of the README's bad-input table is a
  * row() here. libleveldb_bloom is loaded privately beside LevelDB (load_ours.h), and
  * every row runs against both kinds of handle: the library's own, and the LevelDB
- * object it makes when LevelDB is loaded.
+ * object it makes when LevelDB is loaded; and against a legacy policy
+ * (leveldb_bloom_legacy_policy_create, "leveldb.BuiltinBloomFilter"), whose filters
+ * and answers equal LevelDB's for keys without a tail byte >= 0x80 and, for the
+ * others, never answer "absent" where LevelDB's "may match".
  *
  * Usage: bad_inputs (LEVELDB_BLOOM_LIB names the library). Prints the rows and the
  * number of filter answers compared; exits 0 when every row holds. */
@@ -16,6 +19,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -66,6 +70,7 @@ std::string ours_filter(const leveldb_filterpolicy_t* policy, const std::vector<
 struct Handle {
   const char* kind;
   leveldb_filterpolicy_t* policy;
+  bool legacy;
 };
 
 /* bits_per_key at the edges of int: negative ones refused, the others LevelDB's. */
@@ -74,14 +79,21 @@ void bits_per_key_rows() {
     const std::string at = " (bits_per_key " + std::to_string(bits_per_key) + ")";
     row(b.policy_create(bits_per_key) == nullptr, "leveldb_bloom_policy_create gives NULL" + at);
     row(b.create_bloom(bits_per_key) == nullptr, "leveldb_filterpolicy_create_bloom gives NULL" + at);
+    row(b.legacy_create(bits_per_key) == nullptr, "leveldb_bloom_legacy_policy_create gives NULL" + at);
   }
   const std::vector<std::string> keys = {"hello", "world", ""};
   for (int bits_per_key : {0, 1, 10, INT_MAX}) {
     /* n * INT_MAX overflows LevelDB's int arithmetic for n >= 2 (undefined there). */
     const size_t max_keys = bits_per_key == INT_MAX ? 1 : keys.size();
-    for (leveldb_filterpolicy_t* policy : {b.policy_create(bits_per_key), b.create_bloom(bits_per_key)}) {
+    const std::pair<leveldb_filterpolicy_t*, const char*> made[] = {
+        {b.policy_create(bits_per_key), "leveldb.BuiltinBloomFilter2"},
+        {b.create_bloom(bits_per_key), "leveldb.BuiltinBloomFilter2"},
+        {b.legacy_create(bits_per_key), "leveldb.BuiltinBloomFilter"}};
+    for (const auto& policy_and_name : made) {
+      leveldb_filterpolicy_t* policy = policy_and_name.first;
       const std::string at = " (bits_per_key " + std::to_string(bits_per_key) + ")";
-      row(policy != nullptr && std::strcmp(b.name(policy), "leveldb.BuiltinBloomFilter2") == 0, "policy made" + at);
+      row(policy != nullptr && std::strcmp(b.name(policy), policy_and_name.second) == 0,
+          std::string("policy made, named ") + policy_and_name.second + at);
       for (size_t n = 0; n <= max_keys; n++) {
         const std::vector<std::string> some(keys.begin(), keys.begin() + long(n));
         row(ours_filter(policy, some) == leveldb_filter(bits_per_key, some),
@@ -161,7 +173,7 @@ void filter_sweep_rows(const Handle& handle) {
     for (char& c : key) c = char(random());
   }
   const int k_bytes[] = {-1 /* random */, 0, 1, 29, 30, 31, 0x80, 0xff};
-  long differ = 0;
+  long differ = 0, ambiguous = 0;
   for (size_t length = 0; length <= 300; length++) {
     for (int k : k_bytes) {
       std::string filter(length, '\0');
@@ -169,13 +181,22 @@ void filter_sweep_rows(const Handle& handle) {
       if (length > 0 && k >= 0) filter.back() = char(k);
       for (const std::string& key : keys) {
         const bool expected = leveldb_policy->KeyMayMatch(key, filter);
-        differ += b.key_may_match(handle.policy, key.data(), key.size(), filter.data(), filter.size()) != expected;
+        const bool answer = b.key_may_match(handle.policy, key.data(), key.size(), filter.data(), filter.size()) != 0;
+        /* The legacy policy also tries the signed reading: it may add a "may match". */
+        if (handle.legacy && load_ours::tail_is_ambiguous(key)) {
+          differ += expected && !answer;
+          ambiguous++;
+        } else {
+          differ += answer != expected;
+        }
         compared++;
       }
     }
   }
+  row(!handle.legacy || ambiguous > 0, std::string("keys with a high tail byte swept (") + handle.kind + " handle)");
   row(differ == 0, std::string("key_may_match on filters of every length 0..=300, k bytes random, 0, 1, 29, 30, 31, 0x80, 0xff: LevelDB's answers (") +
-                       handle.kind + " handle, " + std::to_string(differ) + " differ)");
+                       handle.kind + " handle, " + std::to_string(differ) + " differ" +
+                       (handle.legacy ? ", never 0 where LevelDB says 1 for keys with a high tail byte" : "") + ")");
 }
 
 void filter_length_rows(const Handle& handle) {
@@ -224,6 +245,8 @@ void name_and_destroy_rows() {
   /* Either destroy function releases either kind of handle. */
   b.policy_destroy(b.create_bloom(10));
   b.destroy(b.policy_create(10));
+  b.policy_destroy(b.legacy_create(10));
+  b.destroy(b.legacy_create(10));
   row(true, "destroy: each name releases each kind of handle");
 }
 
@@ -232,7 +255,9 @@ void name_and_destroy_rows() {
 int main() {
   b = load_ours::Ours::from_environment(false);
   bits_per_key_rows();
-  const Handle handles[] = {{"own", b.policy_create(10)}, {"LevelDB-made", b.create_bloom(10)}};
+  const Handle handles[] = {{"own", b.policy_create(10), false},
+                            {"LevelDB-made", b.create_bloom(10), false},
+                            {"legacy LevelDB-made", b.legacy_create(10), true}};
   for (const Handle& handle : handles) {
     create_filter_rows(handle);
     key_may_match_rows(handle);

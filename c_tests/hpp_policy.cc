@@ -5,6 +5,9 @@
 // leveldb_bloom::Policy and leveldb_bloom::NewBloomFilterPolicy against LevelDB on
 // generated key sets. Built with -DLEVELDB_BLOOM_WITH_LEVELDB=0 and only
 // -lleveldb_bloom it checks the RAII handle alone, against this library's C API.
+// The legacy policy (Policy::legacy, NewLegacyBloomFilterPolicy) is held to the same
+// reference where its hash readings agree: keys with tail bytes below 0x80 give the
+// reference filter byte for byte; other keys a superset of its bits, every key found.
 // Exits 0 when every check passes.
 #include <leveldb_bloom.hpp>
 
@@ -133,6 +136,45 @@ static void check_policy(int round) {
 #endif
 }
 
+// The same keys with every byte below 0x80, so no tail byte is one the legacy
+// policy reads two ways.
+static std::vector<std::string> without_high_bytes(std::vector<std::string> keys) {
+  for (std::string& key : keys)
+    for (char& byte : key) byte = static_cast<char>(byte & 0x7f);
+  return keys;
+}
+
+static void check_legacy(int round) {
+  const int bits_per_key = static_cast<int>(next() % 25);
+  const std::vector<std::string> keys = random_keys(next() % 300);
+  const std::vector<std::string> plain = without_high_bytes(keys);
+  const leveldb_bloom::Policy legacy = leveldb_bloom::Policy::legacy(bits_per_key);
+  expect(static_cast<bool>(legacy), "legacy policy made", round);
+  expect(std::string(legacy.name()) == "leveldb.BuiltinBloomFilter", "legacy name", round);
+  expect(legacy.create_filter(plain) == reference_filter(bits_per_key, plain),
+         "legacy filter without high tail bytes is the reference", round);
+  const std::string expected = reference_filter(bits_per_key, keys);
+  const std::string filter = legacy.create_filter(keys);
+  bool superset = filter.size() == expected.size();
+  for (std::size_t i = 0; superset && i < filter.size(); i++)
+    superset = (expected[i] & ~filter[i]) == 0;
+  expect(superset, "legacy filter holds every reference bit", round);
+  for (const std::string& key : keys)
+    expect(legacy.key_may_match(key, filter) && legacy.key_may_match(key, expected),
+           "legacy: a present key matches its filter and the reference's", round);
+#if LEVELDB_BLOOM_WITH_LEVELDB
+  std::unique_ptr<const leveldb::FilterPolicy> ours(leveldb_bloom::NewLegacyBloomFilterPolicy(bits_per_key));
+  expect(ours != nullptr && std::string(ours->Name()) == "leveldb.BuiltinBloomFilter", "legacy Name", round);
+  std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string dst("prefix");
+  ours->CreateFilter(slices.data(), static_cast<int>(slices.size()), &dst);
+  expect(dst == "prefix" + filter, "legacy CreateFilter appends the legacy filter", round);
+  for (const std::string& probe : random_keys(50))
+    expect(ours->KeyMayMatch(probe, filter) == legacy.key_may_match(probe, filter),
+           "legacy KeyMayMatch answers as the legacy Policy", round);
+#endif
+}
+
 // Moved-from and refused policies are empty, and empty ones are fail-safe.
 static void check_empty() {
   leveldb_bloom::Policy policy(10);
@@ -143,6 +185,7 @@ static void check_empty() {
   expect(!moved && static_cast<bool>(assigned), "move assignment", 0);
   leveldb_bloom::Policy refused(-1);
   expect(!refused, "a negative bits_per_key is refused", 0);
+  expect(!leveldb_bloom::Policy::legacy(-1), "legacy: a negative bits_per_key is refused", 0);
   for (const leveldb_bloom::Policy* empty : {&policy, &refused}) {
     const std::vector<std::string> keys = random_keys(10);
     expect(empty->name() == nullptr, "an empty policy has no name", 0);
@@ -152,6 +195,7 @@ static void check_empty() {
   }
 #if LEVELDB_BLOOM_WITH_LEVELDB
   expect(leveldb_bloom::NewBloomFilterPolicy(-1) == nullptr, "NewBloomFilterPolicy(-1)", 0);
+  expect(leveldb_bloom::NewLegacyBloomFilterPolicy(-1) == nullptr, "NewLegacyBloomFilterPolicy(-1)", 0);
   expect((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) == 0,
          "LevelDB's own NewBloomFilterPolicy is the reference", 0);
 #endif
@@ -160,6 +204,7 @@ static void check_empty() {
 int main() {
   check_empty();
   for (int round = 1; round <= 200; round++) check_policy(round);
+  for (int round = 1; round <= 100; round++) check_legacy(round);
   std::printf("%s\n", failures == 0 ? "hpp ok" : "FAILED");
   return failures == 0 ? 0 : 1;
 }

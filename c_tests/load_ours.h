@@ -47,6 +47,7 @@ inline std::string object_of_class(const void* object) {
 struct Ours {
   decltype(&leveldb_filterpolicy_create_bloom) create_bloom = nullptr;
   decltype(&leveldb_bloom_policy_create) policy_create = nullptr;
+  decltype(&leveldb_bloom_legacy_policy_create) legacy_create = nullptr;
   decltype(&leveldb_filterpolicy_destroy) destroy = nullptr;
   decltype(&leveldb_bloom_policy_destroy) policy_destroy = nullptr;
   decltype(&leveldb_filterpolicy_name) name = nullptr;
@@ -73,6 +74,7 @@ struct Ours {
 
     find(library, "leveldb_filterpolicy_create_bloom", ours, &create_bloom);
     find(library, "leveldb_bloom_policy_create", ours, &policy_create);
+    find(library, "leveldb_bloom_legacy_policy_create", ours, &legacy_create);
     find(library, "leveldb_filterpolicy_destroy", ours, &destroy);
     find(library, "leveldb_bloom_policy_destroy", ours, &policy_destroy);
     find(library, "leveldb_filterpolicy_name", ours, &name);
@@ -127,6 +129,15 @@ struct CKeys {
     }
   }
 };
+
+/* Whether the hash's two readings of `key` can differ: one of its last size % 4
+   bytes is >= 0x80. The legacy policy then sets and tries the signed reading's bits
+   too, so its answers may be "may match" where LevelDB's are "absent". */
+inline bool tail_is_ambiguous(const std::string& key) {
+  for (size_t i = key.size() - key.size() % 4; i < key.size(); i++)
+    if (static_cast<unsigned char>(key[i]) >= 0x80) return true;
+  return false;
+}
 
 }  // namespace load_ours
 

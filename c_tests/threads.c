@@ -1,7 +1,10 @@
 /* One policy shared by 8 threads that build and query filters at the same time must
  * give exactly the single-threaded results: every filter byte for byte, every answer
  * the same. Each thread also creates and destroys a policy of its own every round,
- * so the handle registry changes while the shared handle is looked up.
+ * so the handle registry changes while the shared handle is looked up. All of it
+ * runs twice: with the main policy shared, then with the legacy one
+ * (leveldb_bloom_legacy_policy_create), the private policies alternating between the
+ * two kinds.
  *
  * Usage: threads [rounds [--race-control]]   (fewer rounds under a race detector).
  * Exits 0 when all threads agree, printing how many results were compared. With
@@ -119,8 +122,11 @@ static void* work(void* argument) {
   size_t s;
   for (round = 0; round < rounds; round++) {
     /* A private policy, alive while the shared one is in use. */
-    leveldb_filterpolicy_t* own = leveldb_bloom_policy_create(self->index + round);
-    if (own == NULL || strcmp(leveldb_filterpolicy_name(own), "leveldb.BuiltinBloomFilter2") != 0) self->wrong++;
+    const int legacy = round % 2;
+    leveldb_filterpolicy_t* own = legacy ? leveldb_bloom_legacy_policy_create(self->index + round)
+                                         : leveldb_bloom_policy_create(self->index + round);
+    const char* name = legacy ? "leveldb.BuiltinBloomFilter" : "leveldb.BuiltinBloomFilter2";
+    if (own == NULL || strcmp(leveldb_filterpolicy_name(own), name) != 0) self->wrong++;
     for (s = 0; s < SETS; s++) self->wrong += check_set(&sets[(s + (size_t)self->index * 5) % SETS], &self->compared);
     leveldb_bloom_policy_destroy(own);
     if (race_control) racy_counter++;
@@ -128,38 +134,44 @@ static void* work(void* argument) {
   return NULL;
 }
 
-int main(int argc, char** argv) {
+/* Runs the threads with `policy` shared; adds to the counts. */
+static void run_threads(leveldb_filterpolicy_t* policy, long* wrong, long* compared) {
   struct worker workers[THREADS];
-  long wrong = 0, compared = 0;
   int i;
   size_t s;
-  if (argc > 1) rounds = atoi(argv[1]);
-  race_control = argc > 2 && strcmp(argv[2], "--race-control") == 0;
-  shared_policy = leveldb_bloom_policy_create(10);
-  if (shared_policy == NULL) return 3;
-  make_sets();
+  if (policy == NULL) exit(3);
+  shared_policy = policy;
   single_threaded_results();
-
   for (i = 0; i < THREADS; i++) {
     workers[i].index = i;
     workers[i].wrong = workers[i].compared = 0;
-    if (pthread_create(&workers[i].thread, NULL, work, &workers[i]) != 0) return 3;
+    if (pthread_create(&workers[i].thread, NULL, work, &workers[i]) != 0) exit(3);
   }
   for (i = 0; i < THREADS; i++) {
     pthread_join(workers[i].thread, NULL);
-    wrong += workers[i].wrong;
-    compared += workers[i].compared;
+    *wrong += workers[i].wrong;
+    *compared += workers[i].compared;
   }
+  for (s = 0; s < SETS; s++) free(sets[s].filter);
+  leveldb_bloom_policy_destroy(policy);
+}
+
+int main(int argc, char** argv) {
+  long wrong = 0, compared = 0;
+  size_t s;
+  if (argc > 1) rounds = atoi(argv[1]);
+  race_control = argc > 2 && strcmp(argv[2], "--race-control") == 0;
+  make_sets();
+  run_threads(leveldb_bloom_policy_create(10), &wrong, &compared);
+  run_threads(leveldb_bloom_legacy_policy_create(10), &wrong, &compared);
 
   for (s = 0; s < SETS; s++) {
     size_t k;
     for (k = 0; k < sets[s].count; k++) free(sets[s].keys[k]);
     free(sets[s].keys);
     free(sets[s].lengths);
-    free(sets[s].filter);
   }
-  leveldb_bloom_policy_destroy(shared_policy);
-  printf("%d threads x %d rounds: %ld results compared with the single-threaded ones, %ld differ\n", THREADS, rounds,
+  printf("%d threads x %d rounds, main and legacy policy: %ld results compared with the single-threaded ones, %ld differ\n", THREADS, rounds,
          compared, wrong);
   return wrong == 0 ? 0 : 1;
 }

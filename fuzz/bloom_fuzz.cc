@@ -4,7 +4,10 @@
  * arbitrary filter bytes, and for a quarter of the inputs one bad argument. Every result of libleveldb_bloom (its own handles, the
  * LevelDB objects it makes when LevelDB is loaded, and LevelDB's C++ wrapper calling
  * back into it) must equal what leveldb::NewBloomFilterPolicy from the system
- * libleveldb gives, and no added key may ever be answered "absent". A mismatch
+ * libleveldb gives, and no added key may ever be answered "absent". The legacy
+ * policy (leveldb_bloom_legacy_policy_create) is held to LevelDB where its two hash
+ * readings agree (keys without a tail byte >= 0x80) and, elsewhere, to never say
+ * "absent" where LevelDB says "may match". A mismatch
  * prints the case and aborts, which libFuzzer records as a crash.
  *
  * Built two ways: with clang -fsanitize=fuzzer for `make fuzz`, and with any C++
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -197,6 +201,54 @@ void check_policy(int bits_per_key, const std::vector<std::string>& keys, const 
   b.destroy(wrapped);
 }
 
+/* Whether the legacy policy's answer `ours` fits LevelDB's `reference` for `key`: equal
+   where the two hash readings agree, never "absent" against a "may match" elsewhere. */
+bool legacy_agrees(bool ours, bool reference, const std::string& key) {
+  return load_ours::tail_is_ambiguous(key) ? ours || !reference : ours == reference;
+}
+
+/* The legacy policy on the same keys: filters of LevelDB's length, equal to LevelDB's
+   when no key has a high tail byte and a superset of its bits otherwise; every key
+   found in its own filter and in LevelDB's, through both kinds of handle. */
+void check_legacy_policy(int bits_per_key, const std::vector<std::string>& keys, const std::vector<std::string>& queries) {
+  const load_ours::Ours& b = bloom();
+  const CKeys c_keys(keys);
+  const int n = int(keys.size());
+  const auto legacy_check = [&](bool ok, const char* what) { check(ok, what, bits_per_key, keys.size()); };
+  leveldb_filterpolicy_t* legacy = b.legacy_create(bits_per_key);
+  if (bits_per_key < 0) return legacy_check(legacy == nullptr, "negative bits_per_key gave a legacy policy");
+  legacy_check(legacy != nullptr && std::strcmp(b.name(legacy), "leveldb.BuiltinBloomFilter") == 0, "legacy policy: creation or name");
+  const size_t length = b.filter_length(legacy, keys.size());
+  legacy_check(length == expected_filter_length(bits_per_key, keys.size()), "legacy filter_length breaks the formula");
+  if (uint64_t(keys.size()) * unsigned(bits_per_key) <= kMaxBuiltBits) {
+    std::unique_ptr<const leveldb::FilterPolicy> leveldb_policy(leveldb::NewBloomFilterPolicy(bits_per_key));
+    std::string expected;
+    leveldb_policy->CreateFilter(c_keys.slices.data(), n, &expected);
+    const std::string filter = create_filter(legacy, c_keys, n);
+    legacy_check(filter.size() == expected.size() && filter.back() == expected.back(), "legacy filter: length or k differs");
+    bool superset = true;
+    for (size_t i = 0; i < filter.size(); i++) superset &= (expected[i] & ~filter[i]) == 0;
+    legacy_check(superset, "legacy filter lacks a bit of LevelDB's");
+    if (std::none_of(keys.begin(), keys.end(), load_ours::tail_is_ambiguous))
+      legacy_check(filter == expected, "legacy filter differs from LevelDB's without high tail bytes");
+    std::string written(length, '\x55');
+    legacy_check(b.write_filter(legacy, c_keys.pointers.data(), c_keys.lengths.data(), keys.size(), &written[0], length) == length && written == filter,
+                 "legacy write_filter differs from create_filter");
+    const auto* as_leveldb = reinterpret_cast<const leveldb::FilterPolicy*>(legacy);
+    legacy_check(std::strcmp(as_leveldb->Name(), "leveldb.BuiltinBloomFilter") == 0, "LevelDB's legacy wrapper has another name");
+    for (const std::string& key : keys)
+      legacy_check(bloom_may_match(legacy, key, filter) && bloom_may_match(legacy, key, expected) && as_leveldb->KeyMayMatch(key, filter),
+                   "FALSE NEGATIVE (legacy policy)");
+    const std::vector<uint8_t> batch = bloom_batch(legacy, queries, filter);
+    for (size_t i = 0; i < queries.size(); i++) {
+      const bool ours = bloom_may_match(legacy, queries[i], filter);
+      legacy_check(batch[i] == ours, "legacy key_may_match_batch differs from key_may_match");
+      legacy_check(legacy_agrees(ours, leveldb_policy->KeyMayMatch(queries[i], filter), queries[i]), "legacy key_may_match disagrees with LevelDB");
+    }
+  }
+  b.destroy(legacy);
+}
+
 /* One bad argument, chosen by the input, in an otherwise valid call, on both kinds
    of handle: the result must be the documented one (README, "Every bad input"). */
 void check_bad_input(uint8_t kind, uint32_t arg, int bits_per_key, const std::vector<std::string>& keys) {
@@ -205,13 +257,22 @@ void check_bad_input(uint8_t kind, uint32_t arg, int bits_per_key, const std::ve
   const CKeys c(keys);
   const int n = int(keys.size());
   std::unique_ptr<const leveldb::FilterPolicy> reference(leveldb::NewBloomFilterPolicy(bits_per_key));
-  std::string expected;
-  reference->CreateFilter(c.slices.data(), n, &expected);
   const auto bad = [&](bool ok, const char* what) { check(ok, what, bits_per_key, keys.size()); };
   int unknown = 0;
   const auto* not_a_policy = reinterpret_cast<const leveldb_filterpolicy_t*>(&unknown);
 
-  for (leveldb_filterpolicy_t* policy : {b.policy_create(bits_per_key), b.create_bloom(bits_per_key)}) {
+  std::string reference_filter;
+  reference->CreateFilter(c.slices.data(), n, &reference_filter);
+  leveldb_filterpolicy_t* legacy = b.legacy_create(bits_per_key);
+  /* Each handle with its filter of the valid call: LevelDB's, or (legacy) its own,
+     which check_legacy_policy holds to LevelDB's. */
+  const std::pair<leveldb_filterpolicy_t*, std::string> handles[] = {
+      {b.policy_create(bits_per_key), reference_filter},
+      {b.create_bloom(bits_per_key), reference_filter},
+      {legacy, create_filter(legacy, c, n)}};
+  for (const auto& handle : handles) {
+    leveldb_filterpolicy_t* policy = handle.first;
+    const std::string& expected = handle.second;
     switch (kind % 8) {
       case 0:
         bad(create_filter(policy, nullptr, c.lengths.data(), n) == (n == 0 ? expected : kMatchAll), "key_array NULL");
@@ -265,11 +326,15 @@ void check_bad_input(uint8_t kind, uint32_t arg, int bits_per_key, const std::ve
    bits_per_key, so one policy of each side answers for all. */
 void check_arbitrary_filter(const std::string& filter, const std::vector<std::string>& queries) {
   static const leveldb_filterpolicy_t* own = bloom().policy_create(10);
+  static const leveldb_filterpolicy_t* legacy = bloom().legacy_create(10);
   static const leveldb::FilterPolicy* reference = leveldb::NewBloomFilterPolicy(10);
   const std::vector<uint8_t> batch = bloom_batch(own, queries, filter);
+  const std::vector<uint8_t> legacy_batch = bloom_batch(legacy, queries, filter);
   for (size_t i = 0; i < queries.size(); i++) {
     const bool expected = reference->KeyMayMatch(queries[i], filter);
-    if (bloom_may_match(own, queries[i], filter) != expected || batch[i] != expected) {
+    const bool legacy_answer = bloom_may_match(legacy, queries[i], filter);
+    if (bloom_may_match(own, queries[i], filter) != expected || batch[i] != expected ||
+        legacy_batch[i] != legacy_answer || !legacy_agrees(legacy_answer, expected, queries[i])) {
       std::fprintf(stderr, "filter %s\nkey    %s\n", hex(filter).c_str(), hex(queries[i]).c_str());
       fail("key_may_match on arbitrary bytes differs from LevelDB", -1, 0);
     }
@@ -303,6 +368,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     queries.push_back(tail.substr(start, 1 + tail[start] % 16));
 
   check_policy(bits_per_key, keys, queries);
+  check_legacy_policy(bits_per_key, keys, queries);
   if (shape >= 0xc0) check_bad_input(shape, bad_arg, bits_per_key, keys);
   queries.insert(queries.end(), keys.begin(), keys.end());
   check_arbitrary_filter(tail, queries);

@@ -82,6 +82,25 @@ int leveldb_bloom_swap_status(void);
 // using it is closed.
 leveldb_filterpolicy_t *leveldb_filterpolicy_create_bloom(int bits_per_key);
 
+// Creates a policy of the legacy filter format, `"leveldb.BuiltinBloomFilter"`, the
+// name goleveldb and LevelDB before 1.18 write: with it, LevelDB 1.23 uses the
+// filters of their tables (which it otherwise ignores), and the filters it writes
+// are read by goleveldb and by LevelDB before 1.18, on x86 and on ARM.
+//
+// Those writers disagree on the hash of keys whose last `length % 4` bytes include
+// one ≥ 0x80 (LevelDB issue 243: signed on x86 before 1.18, unsigned elsewhere), so
+// for such keys this policy sets the probe bits of both readings and answers "may
+// match" when either finds all its bits set. Other keys are hashed once, and their
+// filters equal goleveldb's byte for byte. Same sizing and k as
+// `leveldb_filterpolicy_create_bloom`.
+//
+// Same rules as `leveldb_filterpolicy_create_bloom`: a LevelDB object when LevelDB is
+// loaded, however it was loaded (for `leveldb_options_set_filter_policy`), this
+// library's own otherwise; NULL for a negative `bits_per_key`, when memory runs out,
+// or when a LevelDB C API is loaded that cannot be used. Every function here accepts it, with the legacy semantics; release it
+// with `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
+leveldb_filterpolicy_t *leveldb_bloom_legacy_policy_create(int bits_per_key);
+
 // Creates a policy that is always this library's own object, never a LevelDB one,
 // whatever else is loaded: for direct use, not for LevelDB's options. Same rules as
 // `leveldb_filterpolicy_create_bloom`; LevelDB cannot shadow this name. Release it
@@ -105,8 +124,10 @@ void leveldb_filterpolicy_destroy(leveldb_filterpolicy_t *policy);
 // As for `leveldb_filterpolicy_destroy`.
 void leveldb_bloom_policy_destroy(leveldb_filterpolicy_t *policy);
 
-// The policy's name, `"leveldb.BuiltinBloomFilter2"`: a static string, never freed.
-// LevelDB stores it with each filter block, and ignores filters of another name.
+// The policy's name, `"leveldb.BuiltinBloomFilter2"` (`"leveldb.BuiltinBloomFilter"`
+// for a policy from `leveldb_bloom_legacy_policy_create`): a static string, never
+// freed. LevelDB stores it with each filter block, and ignores filters of another
+// name.
 // Returns NULL for NULL or a pointer this library did not return.
 //
 // # Safety

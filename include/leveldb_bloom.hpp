@@ -21,6 +21,11 @@
 //     ... open, use and close (delete) every database using it ...
 //     delete options.filter_policy;
 //
+// - The legacy format, "leveldb.BuiltinBloomFilter" (goleveldb, LevelDB before 1.18
+//   on x86 and ARM): leveldb_bloom::Policy::legacy(bits_per_key) and
+//   leveldb_bloom::NewLegacyBloomFilterPolicy(bits_per_key), used the same way, read
+//   the filters those wrote and write filters all of them read.
+//
 // Link with -lleveldb_bloom (and -lleveldb for the second), in either order.
 #ifndef LEVELDB_BLOOM_HPP
 #define LEVELDB_BLOOM_HPP
@@ -67,6 +72,16 @@ class Policy {
   /// `bits_per_key`, or no memory.
   explicit Policy(int bits_per_key) : ptr_(leveldb_bloom_policy_create(bits_per_key)) {}
 
+  /// A policy of the legacy format, "leveldb.BuiltinBloomFilter", from
+  /// leveldb_bloom_legacy_policy_create: keys whose last size % 4 bytes include one
+  /// >= 0x80 set the bits of both hash readings (signed, as LevelDB < 1.18 on x86,
+  /// and unsigned) and match under either; other keys' filters are goleveldb's.
+  /// Same sizing and k, and empty on the same refusals, as Policy(bits_per_key), and
+  /// also when LevelDB is loaded but this library cannot reach its C API.
+  static Policy legacy(int bits_per_key) {
+    return Policy(leveldb_bloom_legacy_policy_create(bits_per_key), FromHandle());
+  }
+
   Policy(const Policy&) = delete;
   Policy& operator=(const Policy&) = delete;
   Policy(Policy&&) = default;
@@ -78,7 +93,8 @@ class Policy {
   /// The C handle, still owned by this object (NULL if empty).
   const leveldb_filterpolicy_t* capi() const { return ptr_.get(); }
 
-  /// "leveldb.BuiltinBloomFilter2", a static string; nullptr if empty.
+  /// "leveldb.BuiltinBloomFilter2" ("leveldb.BuiltinBloomFilter" for a legacy
+  /// policy), a static string; nullptr if empty.
   const char* name() const { return leveldb_filterpolicy_name(ptr_.get()); }
 
   /// The length of the filter for `num_keys` keys, k byte included; 0 if empty or
@@ -146,6 +162,9 @@ class Policy {
  private:
   static const std::size_t kMatchAllLength = 2;
 
+  struct FromHandle {};
+  Policy(leveldb_filterpolicy_t* handle, FromHandle) : ptr_(handle) {}
+
   struct Deleter {
     void operator()(leveldb_filterpolicy_t* policy) const { leveldb_bloom_policy_destroy(policy); }
   };
@@ -158,7 +177,8 @@ class Policy {
 /// what NewBloomFilterPolicy below returns.
 class FilterPolicy : public leveldb::FilterPolicy {
  public:
-  /// "leveldb.BuiltinBloomFilter2", the name LevelDB stores with each filter block.
+  /// "leveldb.BuiltinBloomFilter2" (or, legacy, "leveldb.BuiltinBloomFilter"), the
+  /// name LevelDB stores with each filter block.
   const char* Name() const override { return policy_.name(); }
 
   /// Appends the filter of `keys` to `*dst`, written in place. LevelDB hands over an
@@ -193,6 +213,7 @@ class FilterPolicy : public leveldb::FilterPolicy {
  private:
   explicit FilterPolicy(Policy policy) : policy_(std::move(policy)) {}
   friend const leveldb::FilterPolicy* NewBloomFilterPolicy(int bits_per_key);
+  friend const leveldb::FilterPolicy* NewLegacyBloomFilterPolicy(int bits_per_key);
 
   Policy policy_;
 };
@@ -204,6 +225,16 @@ class FilterPolicy : public leveldb::FilterPolicy {
 /// runs out; LevelDB then runs without filters: slower, never wrong.
 inline const leveldb::FilterPolicy* NewBloomFilterPolicy(int bits_per_key) {
   Policy policy(bits_per_key);
+  if (!policy) return nullptr;
+  return new (std::nothrow) FilterPolicy(std::move(policy));
+}
+
+/// The legacy format's policy, "leveldb.BuiltinBloomFilter" (see Policy::legacy), for
+/// Options::filter_policy: LevelDB then uses the filters of tables goleveldb or
+/// LevelDB before 1.18 wrote (it ignores them under its own policy), and writes
+/// filters they all read. Ownership and failure as for NewBloomFilterPolicy.
+inline const leveldb::FilterPolicy* NewLegacyBloomFilterPolicy(int bits_per_key) {
+  Policy policy = Policy::legacy(bits_per_key);
   if (!policy) return nullptr;
   return new (std::nothrow) FilterPolicy(std::move(policy));
 }

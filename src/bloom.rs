@@ -5,10 +5,12 @@
 //! sets k bits chosen by double hashing its 32-bit hash.
 
 mod batch;
+mod legacy;
 mod remainder;
 
 use crate::hash::hash;
 use crate::simd::SimdLevel;
+pub use legacy::{Format, LEGACY_POLICY_NAME};
 pub(crate) use remainder::FastRemainder;
 pub(crate) use remainder::ReciprocalCache;
 use remainder::{BitCount, Locate, SmallArray};
@@ -52,6 +54,7 @@ pub fn bloom_hash(key: &[u8]) -> u32 {
 pub struct BloomFilterPolicy {
     bits_per_key: u32,
     num_probes: u8,
+    format: Format,
 }
 
 /// A buffer handed to [`BloomFilterPolicy::write_filter`] was not exactly
@@ -74,12 +77,41 @@ impl BloomFilterPolicy {
     /// assert_eq!(BloomFilterPolicy::new(100).num_probes(), 30);
     /// ```
     pub fn new(bits_per_key: u32) -> Self {
+        Self::with_format(bits_per_key, Format::Current)
+    }
+
+    /// The policy of the legacy format, `leveldb.BuiltinBloomFilter` (see
+    /// [`Format::Legacy`]): it reads the filters goleveldb and LevelDB before 1.18 (on
+    /// x86 or ARM) wrote, and writes filters all of them read. Same sizing and k as
+    /// [`new`](Self::new).
+    ///
+    /// ```
+    /// use leveldb_bloom::BloomFilterPolicy;
+    ///
+    /// let policy = BloomFilterPolicy::legacy(10);
+    /// assert_eq!(policy.name(), "leveldb.BuiltinBloomFilter");
+    /// // A key ending in a byte >= 0x80 sets the bits of both hash readings.
+    /// let filter = policy.create_filter(&[b"caf\xc3\xa9"]);
+    /// assert!(policy.key_may_match(b"caf\xc3\xa9", &filter));
+    /// ```
+    pub fn legacy(bits_per_key: u32) -> Self {
+        Self::with_format(bits_per_key, Format::Legacy)
+    }
+
+    /// The policy of `format` that spends about `bits_per_key` bits on each key.
+    pub fn with_format(bits_per_key: u32, format: Format) -> Self {
         // `static_cast<size_t>(bits_per_key * 0.69)`: double arithmetic, truncated.
         let k = (f64::from(bits_per_key) * 0.69) as u64;
         Self {
             bits_per_key,
             num_probes: k.clamp(1, MAX_PROBES.into()) as u8,
+            format,
         }
+    }
+
+    /// The format of the filters this policy writes and reads.
+    pub fn format(&self) -> Format {
+        self.format
     }
 
     /// The `bits_per_key` this policy was made with.
@@ -92,10 +124,11 @@ impl BloomFilterPolicy {
         self.num_probes
     }
 
-    /// [`POLICY_NAME`], `"leveldb.BuiltinBloomFilter2"`: LevelDB stores it with every
-    /// filter block and ignores filter blocks of any other name.
+    /// [`POLICY_NAME`], `"leveldb.BuiltinBloomFilter2"` (or, for the legacy format,
+    /// [`LEGACY_POLICY_NAME`]): LevelDB stores it with every filter block and ignores
+    /// filter blocks of any other name.
     pub fn name(&self) -> &'static str {
-        POLICY_NAME
+        self.format.name()
     }
 
     /// The length in bytes of the filter for `num_keys` keys, k byte included, or
@@ -156,7 +189,10 @@ impl BloomFilterPolicy {
         let (k_byte, array) = out.split_last_mut().ok_or(WrongFilterLength)?;
         *k_byte = self.num_probes;
         array.fill(0);
-        batch::add_keys(keys, array, self.num_probes, level);
+        match self.format {
+            Format::Current => batch::add_keys(keys, array, self.num_probes, level),
+            Format::Legacy => legacy::add_keys_both_readings(keys, array, self.num_probes),
+        }
         Ok(())
     }
 
@@ -192,10 +228,11 @@ impl BloomFilterPolicy {
         filter
     }
 
-    /// LevelDB's `KeyMayMatch`. It reads k from the filter and ignores this policy's
-    /// own settings, as LevelDB does.
+    /// LevelDB's `KeyMayMatch` (for the legacy format, under either hash reading).
+    /// It reads k from the filter and ignores this policy's bits per key, as LevelDB
+    /// does.
     pub fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
-        Filter::new(filter).may_contain(key)
+        Filter::with_format(filter, self.format).may_contain(key)
     }
 }
 
@@ -222,6 +259,8 @@ enum Answer<'a> {
     Never,
     Always,
     Probe(Probes<'a>),
+    /// The legacy format: probed under either hash reading.
+    ProbeEitherReading(Probes<'a>),
 }
 
 /// A filter that must be probed: its bit array, k, and its bit count.
@@ -238,10 +277,28 @@ impl<'a> Filter<'a> {
         Self::decode(filter, BitCount::new)
     }
 
-    /// As [`new`](Self::new), with the bit count's reciprocal from `cache`.
+    /// Decodes a filter of `format`: [`new`](Self::new) for [`Format::Current`]; for
+    /// [`Format::Legacy`] the same decoding, with keys then matched under either hash
+    /// reading.
+    pub fn with_format(filter: &'a [u8], format: Format) -> Self {
+        Self::new(filter).in_format(format)
+    }
+
+    /// As [`with_format`](Self::with_format), with the bit count's reciprocal from
+    /// `cache`.
     #[inline(always)]
-    pub(crate) fn cached(filter: &'a [u8], cache: &ReciprocalCache) -> Self {
-        Self::decode(filter, |bytes| BitCount::cached(bytes, cache))
+    pub(crate) fn cached(filter: &'a [u8], cache: &ReciprocalCache, format: Format) -> Self {
+        Self::decode(filter, |bytes| BitCount::cached(bytes, cache)).in_format(format)
+    }
+
+    #[inline(always)]
+    fn in_format(self, format: Format) -> Self {
+        match (self.answer, format) {
+            (Answer::Probe(probes), Format::Legacy) => Self {
+                answer: Answer::ProbeEitherReading(probes),
+            },
+            _ => self,
+        }
     }
 
     #[inline(always)]
@@ -268,6 +325,7 @@ impl<'a> Filter<'a> {
             Answer::Never => false,
             Answer::Always => true,
             Answer::Probe(filter) => filter.all_set(bloom_hash(key)),
+            Answer::ProbeEitherReading(filter) => filter.all_set_either_reading(key),
         }
     }
 
@@ -310,6 +368,12 @@ impl<'a> Filter<'a> {
             Answer::Never => results.iter_mut().for_each(|r| *r = false.into()),
             Answer::Always => results.iter_mut().for_each(|r| *r = true.into()),
             Answer::Probe(filter) => batch::query_keys(keys, filter, results, level),
+            // Scalar: the SIMD hashers read the tail unsigned only.
+            Answer::ProbeEitherReading(filter) => {
+                for (key, result) in keys.zip(results) {
+                    *result = filter.all_set_either_reading(key).into();
+                }
+            }
         }
     }
 }

@@ -250,12 +250,13 @@ unsafe extern "C" fn key_may_match(
     }
 }
 
-/// LevelDB's `Name` callback: the static policy name.
+/// LevelDB's `Name` callback: the static name of the policy's format.
 ///
 /// # Safety
-/// None beyond being called through the C ABI; the state is not read.
-unsafe extern "C" fn name(_state: *mut c_void) -> *const c_char {
-    ffi::NAME.as_ptr()
+/// Called by LevelDB with our live state.
+unsafe extern "C" fn name(state: *mut c_void) -> *const c_char {
+    // SAFETY: LevelDB passes our state.
+    ffi::name_of(&unsafe { wrapper_state(state) }.policy.bloom).as_ptr()
 }
 
 /// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own

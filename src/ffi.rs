@@ -8,7 +8,7 @@ use std::ptr;
 
 use libc::size_t;
 
-use crate::bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
+use crate::bloom::{BloomFilterPolicy, Filter, Format, MATCH_ALL_FILTER};
 use crate::dropin;
 use crate::handle::{self, Policy};
 use crate::simd::SimdLevel;
@@ -20,7 +20,13 @@ pub struct leveldb_filterpolicy_t {
     _opaque: [u8; 0],
 }
 
-pub(crate) const NAME: &CStr = c"leveldb.BuiltinBloomFilter2";
+/// The name of `bloom`'s filter format, as a static C string.
+pub(crate) fn name_of(bloom: &BloomFilterPolicy) -> &'static CStr {
+    match bloom.format() {
+        Format::Current => c"leveldb.BuiltinBloomFilter2",
+        Format::Legacy => c"leveldb.BuiltinBloomFilter",
+    }
+}
 
 /// The panic boundary of every exported function: a panic in `body` is caught
 /// and answered by `on_panic`, the function's fail-safe result.
@@ -195,9 +201,11 @@ pub(crate) unsafe fn key_may_match(
         || {
             // SAFETY: the caller's promise about both buffers.
             match unsafe { (bytes(key, length), bytes(filter, filter_length)) } {
-                (Some(key), Some(filter)) => Filter::cached(filter, &policy.reciprocals)
-                    .may_contain(key)
-                    .into(),
+                (Some(key), Some(filter)) => {
+                    Filter::cached(filter, &policy.reciprocals, policy.bloom.format())
+                        .may_contain(key)
+                        .into()
+                }
                 _ => 1,
             }
         },
@@ -243,6 +251,11 @@ fn bits_per_key(bits_per_key: c_int) -> Option<BloomFilterPolicy> {
     u32::try_from(bits_per_key).ok().map(BloomFilterPolicy::new)
 }
 
+/// What the C constructors return (see `dropin::new_c_policy`); NULL for `None`.
+fn new_handle(bloom: Option<BloomFilterPolicy>) -> *mut leveldb_filterpolicy_t {
+    bloom.map_or(ptr::null_mut(), dropin::new_c_policy)
+}
+
 /// Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
 /// each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
 /// clamped to 1..=30).
@@ -265,9 +278,37 @@ fn bits_per_key(bits_per_key: c_int) -> Option<BloomFilterPolicy> {
 pub extern "C" fn leveldb_filterpolicy_create_bloom(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
-    guard(ptr::null_mut, || match self::bits_per_key(bits_per_key) {
-        Some(bloom) => dropin::new_c_policy(bloom),
-        None => ptr::null_mut(),
+    guard(ptr::null_mut, || {
+        new_handle(self::bits_per_key(bits_per_key))
+    })
+}
+
+/// Creates a policy of the legacy filter format, `"leveldb.BuiltinBloomFilter"`, the
+/// name goleveldb and LevelDB before 1.18 write: with it, LevelDB 1.23 uses the
+/// filters of their tables (which it otherwise ignores), and the filters it writes
+/// are read by goleveldb and by LevelDB before 1.18, on x86 and on ARM.
+///
+/// Those writers disagree on the hash of keys whose last `length % 4` bytes include
+/// one ≥ 0x80 (LevelDB issue 243: signed on x86 before 1.18, unsigned elsewhere), so
+/// for such keys this policy sets the probe bits of both readings and answers "may
+/// match" when either finds all its bits set. Other keys are hashed once, and their
+/// filters equal goleveldb's byte for byte. Same sizing and k as
+/// `leveldb_filterpolicy_create_bloom`.
+///
+/// Same rules as `leveldb_filterpolicy_create_bloom`: a LevelDB object when LevelDB is
+/// loaded, however it was loaded (for `leveldb_options_set_filter_policy`), this
+/// library's own otherwise; NULL for a negative `bits_per_key`, when memory runs out,
+/// or when a LevelDB C API is loaded that cannot be used. Every function here accepts it, with the legacy semantics; release it
+/// with `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
+#[no_mangle]
+pub extern "C" fn leveldb_bloom_legacy_policy_create(
+    bits_per_key: c_int,
+) -> *mut leveldb_filterpolicy_t {
+    guard(ptr::null_mut, || {
+        let bloom = u32::try_from(bits_per_key)
+            .ok()
+            .map(BloomFilterPolicy::legacy);
+        new_handle(bloom)
     })
 }
 
@@ -305,8 +346,10 @@ pub unsafe extern "C" fn leveldb_bloom_policy_destroy(policy: *mut leveldb_filte
     guard(|| (), || destroy(policy));
 }
 
-/// The policy's name, `"leveldb.BuiltinBloomFilter2"`: a static string, never freed.
-/// LevelDB stores it with each filter block, and ignores filters of another name.
+/// The policy's name, `"leveldb.BuiltinBloomFilter2"` (`"leveldb.BuiltinBloomFilter"`
+/// for a policy from `leveldb_bloom_legacy_policy_create`): a static string, never
+/// freed. LevelDB stores it with each filter block, and ignores filters of another
+/// name.
 /// Returns NULL for NULL or a pointer this library did not return.
 ///
 /// # Safety
@@ -317,7 +360,7 @@ pub unsafe extern "C" fn leveldb_filterpolicy_name(
 ) -> *const c_char {
     // SAFETY: the caller's promise about `policy`.
     guard(ptr::null, || {
-        unsafe { policy_of(policy) }.map_or(ptr::null(), |_| NAME.as_ptr())
+        unsafe { policy_of(policy) }.map_or(ptr::null(), |bloom| name_of(bloom).as_ptr())
     })
 }
 
@@ -473,7 +516,7 @@ pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match_batch(
                     &[]
                 })
             });
-            Filter::cached(filter, &policy.reciprocals).may_contain_each(
+            Filter::cached(filter, &policy.reciprocals, policy.bloom.format()).may_contain_each(
                 keys,
                 results,
                 SimdLevel::active(),

@@ -29,6 +29,12 @@
 //! into a slice of exactly [`BloomFilterPolicy::filter_len`] bytes with
 //! [`BloomFilterPolicy::write_filter`], which never allocates.
 //!
+//! # goleveldb and LevelDB before 1.18
+//!
+//! [`BloomFilterPolicy::legacy`] reads and writes their format,
+//! `leveldb.BuiltinBloomFilter` ([`Format::Legacy`]), safely for every writer of that
+//! name whichever way its hash read a key's tail bytes.
+//!
 //! # rusty-leveldb
 //!
 //! With the cargo feature `rusty-leveldb`, [`BloomFilterPolicy`] implements
@@ -64,4 +70,7 @@ pub mod hash;
 mod rusty;
 mod simd;
 
-pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength, MATCH_ALL_FILTER, POLICY_NAME};
+pub use bloom::{
+    BloomFilterPolicy, Filter, Format, WrongFilterLength, LEGACY_POLICY_NAME, MATCH_ALL_FILTER,
+    POLICY_NAME,
+};

@@ -9,11 +9,13 @@
 
 use rusty_leveldb::FilterPolicy;
 
-use crate::bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER, POLICY_NAME};
+use crate::bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 
+/// The policy's own format: [`BloomFilterPolicy::legacy`] writes and reads
+/// `leveldb.BuiltinBloomFilter` filters in rusty-leveldb too.
 impl FilterPolicy for BloomFilterPolicy {
     fn name(&self) -> &'static str {
-        POLICY_NAME
+        BloomFilterPolicy::name(self)
     }
 
     /// `keys` holds the keys end to end; key i starts at `key_offsets[i]` and ends
@@ -28,7 +30,7 @@ impl FilterPolicy for BloomFilterPolicy {
     }
 
     fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
-        Filter::new(filter).may_contain(key)
+        BloomFilterPolicy::key_may_match(self, key, filter)
     }
 }
 
@@ -100,5 +102,18 @@ mod tests {
             );
         }
         assert_eq!(FilterPolicy::name(&policy), "leveldb.BuiltinBloomFilter2");
+    }
+
+    #[test]
+    fn legacy_policy_keeps_its_name_and_reading() {
+        let policy = BloomFilterPolicy::legacy(10);
+        assert_eq!(FilterPolicy::name(&policy), "leveldb.BuiltinBloomFilter");
+        let keys: [&[u8]; 3] = [b"caf\xc3\xa9", b"\xff", b"plain"];
+        let (data, offsets) = concatenated(&keys);
+        let filter = FilterPolicy::create_filter(&policy, &data, &offsets);
+        assert_eq!(filter, policy.create_filter(&keys));
+        assert!(keys
+            .iter()
+            .all(|key| FilterPolicy::key_may_match(&policy, key, &filter)));
     }
 }

@@ -19,6 +19,7 @@ enum leveldb_filterpolicy_t {}
 
 extern "C" {
     fn leveldb_filterpolicy_create_bloom(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t;
+    fn leveldb_bloom_legacy_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t;
     fn leveldb_filterpolicy_destroy(policy: *mut leveldb_filterpolicy_t);
     fn leveldb_bloom_policy_destroy(policy: *mut leveldb_filterpolicy_t);
     fn leveldb_filterpolicy_name(policy: *const leveldb_filterpolicy_t) -> *const c_char;
@@ -74,6 +75,13 @@ fn without_leveldb_unknown_pointers_are_ignored() {
         assert!(!own.is_null());
         assert!(!leveldb_filterpolicy_name(own).is_null());
         leveldb_filterpolicy_destroy(own);
+        // So does the legacy policy, named as its format.
+        let legacy = leveldb_bloom_legacy_policy_create(10);
+        assert!(!legacy.is_null());
+        let name = std::ffi::CStr::from_ptr(leveldb_filterpolicy_name(legacy));
+        assert_eq!(name, c"leveldb.BuiltinBloomFilter");
+        leveldb_bloom_policy_destroy(legacy);
+        assert!(leveldb_bloom_legacy_policy_create(-1).is_null());
     }
     assert_eq!(not_a_policy, [0; 4], "an unknown pointer was written to");
 }

@@ -3,13 +3,18 @@
 // reverse). Built in GOPATH mode from Debian's golang-github-syndtr-goleveldb-dev,
 // with no network.
 //
-//	goleveldb-tool write DIR KEYS   create DIR; put every key of KEYS (value: "v" + key)
-//	goleveldb-tool read  DIR KEYS   open DIR; get every key of KEYS, check its value
+//	goleveldb-tool write  DIR KEYS          create DIR; put every key of KEYS (value: "v" + key)
+//	goleveldb-tool read   DIR KEYS [ABSENT] open DIR; get every key of KEYS, check its value,
+//	                                        and check that no key of ABSENT is found
+//	goleveldb-tool filter KEYS              print the filter goleveldb's bloom filter at 10
+//	                                        bits per key generates for KEYS, in hex
 //
-// KEYS is a file of keys, each a 4-byte little-endian length and its bytes. Both
-// open the database with goleveldb's bloom filter at 10 bits per key; write uses
-// small tables and compacts, so that many tables with filters are written. read
-// prints "found N of M" and exits 1 unless every key was found with its value.
+// KEYS and ABSENT are files of keys, each a 4-byte little-endian length and its
+// bytes. write and read open the database with goleveldb's bloom filter at 10 bits
+// per key; write uses small tables and compacts, so that many tables with filters
+// are written. read counts how often that filter answered "absent" and prints
+// "found N of M, absent A of B, filter said absent F times"; it exits 1 unless every
+// key of KEYS was found with its value and none of ABSENT was found.
 package main
 
 import (
@@ -54,13 +59,49 @@ func value(key []byte) []byte {
 	return append([]byte("v"), key...)
 }
 
+// countingFilter is goleveldb's bloom filter, counting the "absent" answers of
+// Contains: proof that the tables' filters were found under its name and used.
+type countingFilter struct {
+	filter.Filter
+	saidAbsent int
+}
+
+func (f *countingFilter) Contains(filter, key []byte) bool {
+	found := f.Filter.Contains(filter, key)
+	if !found {
+		f.saidAbsent++
+	}
+	return found
+}
+
+// printFilter prints in hex the filter goleveldb generates for keys.
+func printFilter(keys [][]byte) {
+	generator := filter.NewBloomFilter(10).NewGenerator()
+	for _, key := range keys {
+		generator.Add(key)
+	}
+	var out util.Buffer
+	generator.Generate(&out)
+	fmt.Printf("%x\n", out.Bytes())
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: goleveldb-tool write DIR KEYS | read DIR KEYS [ABSENT] | filter KEYS")
+	os.Exit(2)
+}
+
 func main() {
-	if len(os.Args) != 4 || (os.Args[1] != "write" && os.Args[1] != "read") {
-		fmt.Fprintln(os.Stderr, "usage: goleveldb-tool write|read DIR KEYS")
-		os.Exit(2)
+	if len(os.Args) == 3 && os.Args[1] == "filter" {
+		printFilter(readKeys(os.Args[2]))
+		return
+	}
+	if len(os.Args) < 4 || (os.Args[1] != "write" && os.Args[1] != "read") ||
+		(os.Args[1] == "write" && len(os.Args) != 4) || len(os.Args) > 5 {
+		usage()
 	}
 	dir, keys := os.Args[2], readKeys(os.Args[3])
-	options := &opt.Options{Filter: filter.NewBloomFilter(10)}
+	counting := &countingFilter{Filter: filter.NewBloomFilter(10)}
+	options := &opt.Options{Filter: counting}
 	if os.Args[1] == "write" {
 		options.ErrorIfExist = true
 		options.WriteBuffer = 64 * 1024
@@ -94,8 +135,21 @@ func main() {
 			fmt.Fprintf(os.Stderr, "missing or wrong: %x (%v)\n", key, err)
 		}
 	}
-	fmt.Printf("found %d of %d\n", found, len(keys))
-	if found != len(keys) {
+	var absentKeys [][]byte
+	if len(os.Args) == 5 {
+		absentKeys = readKeys(os.Args[4])
+	}
+	absent := 0
+	for _, key := range absentKeys {
+		if _, err := db.Get(key, nil); err == leveldb.ErrNotFound {
+			absent++
+		} else {
+			fmt.Fprintf(os.Stderr, "found an absent key: %x (%v)\n", key, err)
+		}
+	}
+	fmt.Printf("found %d of %d, absent %d of %d, filter said absent %d times\n",
+		found, len(keys), absent, len(absentKeys), counting.saidAbsent)
+	if found != len(keys) || absent != len(absentKeys) {
 		os.Exit(1)
 	}
 }

@@ -1,0 +1,212 @@
+//! The legacy format, `leveldb.BuiltinBloomFilter`: the same bits, sizing and k as
+//! `leveldb.BuiltinBloomFilter2`, written under that older name by goleveldb
+//! (unsigned hash) and by LevelDB before 1.18, whose hash read the 1–3 tail bytes
+//! as plain `char`: sign-extended on x86, unsigned on ARM (LevelDB issue 243). A
+//! filter of that name may come from either reading, so this format builds filters
+//! that satisfy both and answers "may match" when either finds every probe set.
+//!
+//! The readings differ only for keys whose tail holds a byte ≥ 0x80
+//! ([`tail_is_ambiguous`]); every other key is hashed once and costs what it costs
+//! in the current format, and its bits are exactly goleveldb's.
+
+use super::remainder::{BitCount, Locate};
+use super::{bloom_hash, set_all, Probes, HASH_SEED, POLICY_NAME};
+use crate::hash::{hash_with, tail_is_ambiguous, TailBytes};
+
+/// The name goleveldb and LevelDB before 1.18 store with their filter blocks.
+pub const LEGACY_POLICY_NAME: &str = "leveldb.BuiltinBloomFilter";
+
+/// Which filter blocks a [`BloomFilterPolicy`](super::BloomFilterPolicy) writes and
+/// reads: their name, and how the key's hash is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `leveldb.BuiltinBloomFilter2`, LevelDB ≥ 1.18's (and rusty-leveldb's): the
+    /// unsigned hash; filters byte for byte LevelDB's.
+    #[default]
+    Current,
+    /// `leveldb.BuiltinBloomFilter`, goleveldb's and LevelDB < 1.18's: each key's
+    /// probe bits are set under both readings of the hash (signed and unsigned tail
+    /// bytes), and a key may match when all its probes are set under either. Safe
+    /// for every writer and reader of that name; for keys without a tail byte ≥ 0x80
+    /// the filters equal goleveldb's byte for byte.
+    Legacy,
+}
+
+impl Format {
+    /// The name stored with filter blocks of this format (after `filter.`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Current => POLICY_NAME,
+            Self::Legacy => LEGACY_POLICY_NAME,
+        }
+    }
+}
+
+/// The hash of `key` with its tail bytes sign-extended, when that differs from the
+/// unsigned `bloom_hash` (which is never the case for an unambiguous tail).
+#[inline]
+fn signed_hash(key: &[u8]) -> Option<u32> {
+    tail_is_ambiguous(key).then(|| hash_with(key, HASH_SEED, TailBytes::Signed))
+}
+
+/// Sets the probe bits of every key in `array` under both readings of its hash.
+/// Scalar: the SIMD hashers read the tail unsigned only.
+pub(super) fn add_keys_both_readings<I>(keys: I, array: &mut [u8], num_probes: u8)
+where
+    I: IntoIterator,
+    I::Item: AsRef<[u8]>,
+{
+    match BitCount::new(array.len()) {
+        BitCount::Small(bits) => add(keys, array, num_probes, bits),
+        BitCount::Huge(bits) => add(keys, array, num_probes, bits),
+    }
+}
+
+fn add<I, L>(keys: I, array: &mut [u8], num_probes: u8, bits: L)
+where
+    I: IntoIterator,
+    I::Item: AsRef<[u8]>,
+    L: Locate,
+{
+    for key in keys {
+        let key = key.as_ref();
+        let unsigned = bloom_hash(key);
+        set_all(array, unsigned, num_probes, bits);
+        if let Some(signed) = signed_hash(key).filter(|&signed| signed != unsigned) {
+            set_all(array, signed, num_probes, bits);
+        }
+    }
+}
+
+impl Probes<'_> {
+    /// Whether every probe of `key` is set under the unsigned reading or, only when
+    /// that fails and the tail is ambiguous, under the signed one.
+    #[inline(always)]
+    pub(super) fn all_set_either_reading(self, key: &[u8]) -> bool {
+        self.all_set(bloom_hash(key)) || signed_hash(key).is_some_and(|h| self.all_set(h))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bloom::{BloomFilterPolicy, Filter};
+
+    /// Keys of every tail length, about half with a byte ≥ 0x80 in the tail.
+    fn keys(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| {
+                let mut key = format!("key{i}").into_bytes();
+                key.extend(std::iter::repeat_n(0x7f + (i % 3) as u8, i % 4));
+                key
+            })
+            .collect()
+    }
+
+    /// The filter a writer whose hash reads the tail as `tail` builds, written out
+    /// from the format's description (the facts file), independently of the core.
+    fn filter_of_one_reading(keys: &[Vec<u8>], bits_per_key: u64, tail: TailBytes) -> Vec<u8> {
+        let k = ((bits_per_key as f64 * 0.69) as u8).clamp(1, 30);
+        let bits = (keys.len() as u64 * bits_per_key).max(64);
+        let mut filter = vec![0u8; bits.div_ceil(8) as usize + 1];
+        *filter.last_mut().unwrap() = k;
+        for key in keys {
+            set_probes(&mut filter, key, tail);
+        }
+        filter
+    }
+
+    /// Sets `key`'s probe bits, read as `tail`, in `filter` (k from its last byte).
+    fn set_probes(filter: &mut [u8], key: &[u8], tail: TailBytes) {
+        let (&mut k, array) = filter.split_last_mut().unwrap();
+        let bits = array.len() as u64 * 8;
+        let mut h = hash_with(key, HASH_SEED, tail);
+        let delta = h.rotate_right(17);
+        for _ in 0..k {
+            let bitpos = u64::from(h) % bits;
+            array[(bitpos / 8) as usize] |= 1 << (bitpos % 8);
+            h = h.wrapping_add(delta);
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(Format::default(), Format::Current);
+        assert_eq!(Format::Current.name(), "leveldb.BuiltinBloomFilter2");
+        assert_eq!(Format::Legacy.name(), "leveldb.BuiltinBloomFilter");
+        assert_eq!(BloomFilterPolicy::legacy(10).name(), LEGACY_POLICY_NAME);
+        assert_eq!(BloomFilterPolicy::legacy(10).format(), Format::Legacy);
+        assert_eq!(BloomFilterPolicy::legacy(10).num_probes(), 6);
+    }
+
+    #[test]
+    fn matches_filters_of_either_reading() {
+        let keys = keys(3000);
+        let ambiguous = keys.iter().filter(|key| tail_is_ambiguous(key)).count();
+        assert!(ambiguous > 1000, "{ambiguous}");
+        let legacy = BloomFilterPolicy::legacy(10);
+        let current = BloomFilterPolicy::new(10);
+        for tail in [TailBytes::Signed, TailBytes::Unsigned] {
+            let filter = filter_of_one_reading(&keys, 10, tail);
+            let mut results = vec![false; keys.len()];
+            Filter::with_format(&filter, Format::Legacy).may_contain_batch(&keys, &mut results);
+            for (key, result) in keys.iter().zip(results) {
+                assert!(legacy.key_may_match(key, &filter), "{tail:?} {key:02x?}");
+                assert!(result, "batch, {tail:?} {key:02x?}");
+            }
+        }
+        // The control: the current format misses keys of the signed filter.
+        let signed = filter_of_one_reading(&keys, 10, TailBytes::Signed);
+        let missed = keys
+            .iter()
+            .filter(|key| !current.key_may_match(key, &signed))
+            .count();
+        assert!(missed > ambiguous / 2, "{missed} of {ambiguous}");
+    }
+
+    #[test]
+    fn filters_satisfy_both_readings_and_equal_the_unsigned_one_without_high_tails() {
+        let keys = keys(2000);
+        let legacy = BloomFilterPolicy::legacy(10);
+        let filter = legacy.create_filter(&keys);
+        for tail in [TailBytes::Signed, TailBytes::Unsigned] {
+            // A reader of one reading only: the filter built of exactly the key's probes
+            // is a subset of ours.
+            for key in &keys {
+                let mut one = vec![0; filter.len()];
+                *one.last_mut().unwrap() = legacy.num_probes();
+                set_probes(&mut one, key, tail);
+                let covered = one.iter().zip(&filter).all(|(a, b)| a & !b == 0);
+                assert!(covered, "{tail:?} {key:02x?}");
+            }
+        }
+        let plain: Vec<Vec<u8>> = keys.into_iter().filter(|k| !tail_is_ambiguous(k)).collect();
+        assert_eq!(
+            legacy.create_filter(&plain),
+            filter_of_one_reading(&plain, 10, TailBytes::Unsigned)
+        );
+        assert_eq!(
+            legacy.create_filter(&plain),
+            BloomFilterPolicy::new(10).create_filter(&plain)
+        );
+    }
+
+    #[test]
+    fn malformed_filters_as_the_current_format() {
+        for filter in [
+            &[][..],
+            &[0x00],
+            &[0x00, 0x1e],
+            &[0x00, 0x1f],
+            &[0x00, 0x00],
+        ] {
+            for key in [&b"key"[..], b"ke\xff"] {
+                assert_eq!(
+                    Filter::with_format(filter, Format::Legacy).may_contain(key),
+                    Filter::new(filter).may_contain(key),
+                    "{filter:02x?}"
+                );
+            }
+        }
+    }
+}
