@@ -358,8 +358,8 @@ pub unsafe extern "C" fn leveldb_bloom_policy_destroy(policy: *mut leveldb_filte
 pub unsafe extern "C" fn leveldb_filterpolicy_name(
     policy: *const leveldb_filterpolicy_t,
 ) -> *const c_char {
-    // SAFETY: the caller's promise about `policy`.
     guard(ptr::null, || {
+        // SAFETY: the caller's promise about `policy`.
         unsafe { policy_of(policy) }.map_or(ptr::null(), |bloom| name_of(bloom).as_ptr())
     })
 }
@@ -558,8 +558,8 @@ pub unsafe extern "C" fn leveldb_bloom_filter_length(
 ) -> size_t {
     guard(
         || 0,
-        // SAFETY: the caller's promise about `policy`.
         || {
+            // SAFETY: the caller's promise about `policy`.
             unsafe { policy_of(policy) }
                 .and_then(|bloom| bloom.filter_len(num_keys))
                 .unwrap_or(0)
@@ -596,8 +596,9 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
     let written = guard(
         || false,
         || {
-            // SAFETY: the caller's promises, passed on.
+            // SAFETY: the caller's promises about the arrays, passed on.
             let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) };
+            // SAFETY: the caller's promise about `policy`.
             let bloom = unsafe { policy_of(policy) };
             let Some((bloom, keys)) = bloom.zip(keys) else {
                 return false;

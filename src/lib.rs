@@ -61,6 +61,9 @@
 //! install` installs them with a pkg-config file, `leveldb_bloom.pc`. The C functions
 //! are not part of this crate's Rust API.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod bloom;
 mod dropin;
 mod ffi;
