@@ -15,7 +15,7 @@ deps:
 	@scripts/ensure-leveldb
 
 build:
-	$(CARGO) build --release
+	$(CARGO) build --release --workspace
 	ln -sf libleveldb_bloom.so $(LIB).0
 
 # Regenerates the committed include/leveldb_bloom.h from the Rust source.
@@ -34,9 +34,9 @@ demo: deps build
 
 test: deps
 	$(CARGO) fmt --check
-	$(CARGO) clippy --all-targets --all-features --release -- -D warnings
-	$(CARGO) test --release --all-features
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features
+	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
+	$(CARGO) test --release --all-features --workspace
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
 
 # This library against LevelDB's own policy, in one run (a few minutes); see README.
 BENCH := $(LIBDIR)/leveldb_bloom_bench
@@ -65,22 +65,27 @@ PREFIX       ?= /usr/local
 DESTDIR      ?=
 libdir       ?= $(PREFIX)/lib
 includedir   ?= $(PREFIX)/include
+bindir       ?= $(PREFIX)/bin
 pkgconfigdir ?= $(libdir)/pkgconfig
-# The directory holding the built libleveldb_bloom.so and .a.
+# The directory holding the built libleveldb_bloom.so and .a, and the built
+# command-line tool.
 ARTIFACTS    ?= $(LIBDIR)
+TOOL         ?= $(LIBDIR)/leveldb-bloom
 VERSION      := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 SONAME       := $(shell sed -n 's/.*-soname,\(libleveldb_bloom\.so\.[0-9]*\).*/\1/p' build.rs)
 REALNAME     := libleveldb_bloom.so.$(VERSION)
 # Everything install creates, so that uninstall removes exactly that.
 INSTALLED    := $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(SONAME) libleveldb_bloom.so libleveldb_bloom.a) \
                 $(addprefix $(DESTDIR)$(includedir)/,leveldb_bloom.h leveldb_bloom.hpp) \
-                $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc
+                $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc $(DESTDIR)$(bindir)/leveldb-bloom
 
 install:
 	@test -n "$(SONAME)" || { echo "error: build.rs sets no soname" >&2; exit 1; }
 	@for f in libleveldb_bloom.so libleveldb_bloom.a; do test -f $(ARTIFACTS)/$$f || \
 	  { echo "error: $(ARTIFACTS)/$$f is missing: run 'make' first" >&2; exit 1; }; done
-	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir)
+	@test -f $(TOOL) || { echo "error: $(TOOL) is missing: run 'make' first" >&2; exit 1; }
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(bindir)
+	install -m 755 $(TOOL) $(DESTDIR)$(bindir)/leveldb-bloom
 	install -m 755 $(ARTIFACTS)/libleveldb_bloom.so $(DESTDIR)$(libdir)/$(REALNAME)
 	ln -sfn $(REALNAME) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(libdir)/libleveldb_bloom.so

@@ -221,6 +221,43 @@ impl BloomFilterPolicy {
         debug_assert_eq!(written, Ok(()), "the buffer was sized by filter_len");
     }
 
+    /// Writes into `out` the filter of keys given by their hashes, each setting the
+    /// probe bits of that one hash: the filter of a writer with another hash reading
+    /// (see [`hash_with`](crate::hash::hash_with)). `out` must be exactly
+    /// [`filter_len`](Self::filter_len) bytes long for that many hashes.
+    ///
+    /// ```
+    /// use leveldb_bloom::{bloom::bloom_hash, BloomFilterPolicy};
+    ///
+    /// let policy = BloomFilterPolicy::new(10);
+    /// let mut out = vec![0; policy.filter_len(2).unwrap()];
+    /// policy.write_filter_of_hashes([bloom_hash(b"hello"), bloom_hash(b"world")], &mut out)?;
+    /// assert_eq!(out, policy.create_filter(&["hello", "world"]));
+    /// # Ok::<(), leveldb_bloom::WrongFilterLength>(())
+    /// ```
+    pub fn write_filter_of_hashes<I>(
+        &self,
+        hashes: I,
+        out: &mut [u8],
+    ) -> Result<(), WrongFilterLength>
+    where
+        I: IntoIterator<Item = u32>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let hashes = hashes.into_iter();
+        if self.filter_len(hashes.len()) != Some(out.len()) {
+            return Err(WrongFilterLength);
+        }
+        let (k_byte, array) = out.split_last_mut().ok_or(WrongFilterLength)?;
+        *k_byte = self.num_probes;
+        array.fill(0);
+        match BitCount::new(array.len()) {
+            BitCount::Small(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
+            BitCount::Huge(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
+        }
+        Ok(())
+    }
+
     /// The filter for `keys`; see [`append_filter`](Self::append_filter).
     pub fn create_filter<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<u8> {
         let mut filter = Vec::new();
@@ -326,6 +363,26 @@ impl<'a> Filter<'a> {
             Answer::Always => true,
             Answer::Probe(filter) => filter.all_set(bloom_hash(key)),
             Answer::ProbeEitherReading(filter) => filter.all_set_either_reading(key),
+        }
+    }
+
+    /// Whether a key whose hash is `h` may have been added, probing under that one
+    /// hash whatever the filter's format: for readers of another hash reading than
+    /// LevelDB ≥ 1.18's (see [`hash_with`](crate::hash::hash_with)).
+    ///
+    /// ```
+    /// use leveldb_bloom::hash::{hash_with, TailBytes};
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let filter = BloomFilterPolicy::new(10).create_filter(&["hello"]);
+    /// let h = hash_with(b"hello", 0xbc9f1d34, TailBytes::Signed);
+    /// assert!(Filter::new(&filter).may_contain_hash(h));
+    /// ```
+    pub fn may_contain_hash(&self, h: u32) -> bool {
+        match self.answer {
+            Answer::Never => false,
+            Answer::Always => true,
+            Answer::Probe(filter) | Answer::ProbeEitherReading(filter) => filter.all_set(h),
         }
     }
 

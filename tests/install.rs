@@ -93,6 +93,7 @@ fn assert_layout(root: &Path) {
             Entry::Link(common::SONAME.to_string()),
         ),
         ("lib/libleveldb_bloom.a".to_string(), Entry::File),
+        ("bin/leveldb-bloom".to_string(), Entry::File),
         ("lib/pkgconfig/leveldb_bloom.pc".to_string(), Entry::File),
     ]);
     for header in ["leveldb_bloom.h", "leveldb_bloom.hpp"] {
@@ -195,9 +196,21 @@ impl PkgConfig {
 }
 
 /// `make -C <repo> <args>` installing from this test run's build.
+/// `make` with this test run's build: the libraries in `target/<profile>/deps`, the
+/// command-line tool (built by `cargo test --workspace`) beside it.
 fn make(args: &[&str]) {
     let artifacts = format!("ARTIFACTS={}", common::lib_dir().display());
-    common::run(make_command(args).arg(artifacts));
+    let tool = common::lib_dir().parent().unwrap().join("leveldb-bloom");
+    assert!(
+        tool.exists(),
+        "{} missing: run cargo test --workspace",
+        tool.display()
+    );
+    common::run(
+        make_command(args)
+            .arg(artifacts)
+            .arg(format!("TOOL={}", tool.display())),
+    );
 }
 
 fn make_command(args: &[&str]) -> Command {
