@@ -66,6 +66,7 @@ DESTDIR      ?=
 libdir       ?= $(PREFIX)/lib
 includedir   ?= $(PREFIX)/include
 bindir       ?= $(PREFIX)/bin
+cmakedir     ?= $(libdir)/cmake/leveldb_bloom
 pkgconfigdir ?= $(libdir)/pkgconfig
 # The directory holding the built libleveldb_bloom.so and .a, and the built
 # command-line tool.
@@ -77,7 +78,8 @@ REALNAME     := libleveldb_bloom.so.$(VERSION)
 # Everything install creates, so that uninstall removes exactly that.
 INSTALLED    := $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(SONAME) libleveldb_bloom.so libleveldb_bloom.a) \
                 $(addprefix $(DESTDIR)$(includedir)/,leveldb_bloom.h leveldb_bloom.hpp) \
-                $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc $(DESTDIR)$(bindir)/leveldb-bloom
+                $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc $(DESTDIR)$(bindir)/leveldb-bloom \
+                $(addprefix $(DESTDIR)$(cmakedir)/,leveldb_bloomConfig.cmake leveldb_bloomConfigVersion.cmake)
 
 install:
 	@test -n "$(SONAME)" || { echo "error: build.rs sets no soname" >&2; exit 1; }
@@ -95,6 +97,11 @@ install:
 	    -e 's|@libdir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(libdir))|' \
 	    -e 's|@includedir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(includedir))|' \
 	    -e 's|@version@|$(VERSION)|' leveldb_bloom.pc.in > $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc
+	install -d $(DESTDIR)$(cmakedir)
+	for f in leveldb_bloomConfig leveldb_bloomConfigVersion; do \
+	  sed -e 's|@libdir@|$(libdir)|g' -e 's|@includedir@|$(includedir)|g' -e 's|@version@|$(VERSION)|g' \
+	    cmake/$$f.cmake.in > $(DESTDIR)$(cmakedir)/$$f.cmake; done
 
 uninstall:
 	rm -f $(INSTALLED)
+	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null

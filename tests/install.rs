@@ -62,6 +62,53 @@ fn destdir_install_stages_the_final_prefix() {
     );
 }
 
+/// A CMake project (`tests/cmake`) finds the installed package with
+/// `find_package(leveldb_bloom)` beside Debian's `leveldb` package: its LevelDB
+/// programs, C and C++, listing `leveldb_bloom::leveldb_bloom` before or after
+/// `leveldb::leveldb`, run swapped (status 3, read from inside); a C program without
+/// LevelDB builds filters through the C API. Then uninstall leaves nothing behind.
+#[test]
+fn cmake_package_keeps_the_swap_in_either_link_order() {
+    let prefix = scratch_dir("cmake-prefix");
+    let prefix_arg = format!("PREFIX={}", prefix.display());
+    make(&["install", &prefix_arg]);
+    let build = scratch_dir("cmake-build");
+    common::run(
+        Command::new("cmake")
+            .arg("-S")
+            .arg(common::repo().join("tests/cmake"))
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+            .arg(format!("-DREPO={}", common::repo().display())),
+    );
+    common::run(Command::new("cmake").arg("--build").arg(&build));
+    for program in [
+        "c_bloom_first",
+        "c_leveldb_first",
+        "cxx_bloom_first",
+        "cxx_leveldb_first",
+    ] {
+        let db = scratch_dir(&format!("cmake-db-{program}"));
+        let shown = common::run(common::command(build.join(program)).args([
+            "write",
+            db.to_str().unwrap(),
+            "2000",
+        ]));
+        assert!(shown.contains("swap status: 3\n"), "{program}: {shown}");
+        let _ = fs::remove_dir_all(&db);
+    }
+    let shown = common::run(common::command(build.join("c_alone")).args(["10", "hello", "world"]));
+    assert!(shown.contains(POLICY_NAME), "{shown}");
+    let _ = fs::remove_dir_all(&build);
+    make(&["uninstall", &prefix_arg]);
+    assert_eq!(
+        files_under(&prefix),
+        BTreeMap::new(),
+        "left behind by uninstall"
+    );
+}
+
 #[test]
 fn install_without_a_build_stops_with_a_hint() {
     let prefix = scratch_dir("unbuilt");
@@ -94,6 +141,14 @@ fn assert_layout(root: &Path) {
         ),
         ("lib/libleveldb_bloom.a".to_string(), Entry::File),
         ("bin/leveldb-bloom".to_string(), Entry::File),
+        (
+            "lib/cmake/leveldb_bloom/leveldb_bloomConfig.cmake".to_string(),
+            Entry::File,
+        ),
+        (
+            "lib/cmake/leveldb_bloom/leveldb_bloomConfigVersion.cmake".to_string(),
+            Entry::File,
+        ),
         ("lib/pkgconfig/leveldb_bloom.pc".to_string(), Entry::File),
     ]);
     for header in ["leveldb_bloom.h", "leveldb_bloom.hpp"] {
