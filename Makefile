@@ -16,11 +16,10 @@ deps:
 
 build:
 	$(CARGO) build --release --workspace
-	ln -sf libleveldb_bloom.so $(LIB).0
 
 # Regenerates the committed include/leveldb_bloom.h from the Rust source.
 header:
-	LEVELDB_BLOOM_WRITE_HEADER=1 $(CARGO) build --release
+	LEVELDB_BLOOM_WRITE_HEADER=1 $(CARGO) build --release --features header
 
 # The demo: a real LevelDB database in a temporary directory, written and read with
 # the swap (linked -lleveldb_bloom before -lleveldb), then read back by stock LevelDB.

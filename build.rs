@@ -1,16 +1,54 @@
-//! Generates the C header from the Rust source with the pinned cbindgen.
+//! Sets the shared library's soname and, with the `header` feature, generates the C
+//! header from the Rust source with the pinned cbindgen.
 //!
-//! The header is always written to `$OUT_DIR/leveldb_bloom.h`; a test fails when it
-//! differs from the committed `include/leveldb_bloom.h`. `make header` (which sets
-//! `LEVELDB_BLOOM_WRITE_HEADER=1`) refreshes the committed copy.
+//! With `header`, the header is written to `$OUT_DIR/leveldb_bloom.h`; a test fails
+//! when it differs from the committed `include/leveldb_bloom.h`. `make header`
+//! (which sets `LEVELDB_BLOOM_WRITE_HEADER=1`) refreshes the committed copy.
 
-use std::path::PathBuf;
-use std::{env, fs};
+use std::env;
 
 fn main() {
+    println!("cargo:rerun-if-changed=src");
+    #[cfg(feature = "header")]
+    generate_header();
+
+    // The C harnesses in tests/ compile for the same target.
+    println!(
+        "cargo:rustc-env=LEVELDB_BLOOM_TARGET={}",
+        env::var("TARGET").expect("set by cargo")
+    );
+
+    // The shared library's soname carries the ABI version (major version 0: the
+    // API may still grow; the filter format never changes).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libleveldb_bloom.so.0");
+    soname_link();
+    // Never unmapped, even by a dlclose: LevelDB calls the callbacks of the policies
+    // made here for as long as a database uses them.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
+}
+
+/// A C program linked against `target/<profile>` (what a plain `cargo build` leaves)
+/// looks for the library by its soname when it starts: the link gives it that name
+/// there. Best effort: the link points at the library's name, and an existing one is
+/// left alone.
+fn soname_link() {
+    let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
+    // OUT_DIR is target/<profile>/build/<package>-<hash>/out.
+    if let Some(profile_dir) = out_dir.ancestors().nth(3) {
+        let _ = std::os::unix::fs::symlink(
+            "libleveldb_bloom.so",
+            profile_dir.join("libleveldb_bloom.so.0"),
+        );
+    }
+}
+
+#[cfg(feature = "header")]
+fn generate_header() {
+    use std::fs;
+    use std::path::PathBuf;
+
     let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
-    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=LEVELDB_BLOOM_WRITE_HEADER");
 
@@ -31,17 +69,4 @@ fn main() {
             fs::write(&committed, fresh).expect("include/ is writable");
         }
     }
-
-    // The C harnesses in tests/ compile for the same target.
-    println!(
-        "cargo:rustc-env=LEVELDB_BLOOM_TARGET={}",
-        env::var("TARGET").expect("set by cargo")
-    );
-
-    // The shared library's soname carries the ABI version (major version 0: the
-    // API may still grow; the filter format never changes).
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libleveldb_bloom.so.0");
-    // Never unmapped, even by a dlclose: LevelDB calls the callbacks of the policies
-    // made here for as long as a database uses them.
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 }
