@@ -36,11 +36,11 @@ struct Point {
 fn measure(bits_per_key: u32) -> Point {
     let policy = BloomFilterPolicy::new(bits_per_key);
     let keys: Vec<[u8; 4]> = (0..NUM_KEYS).map(key).collect();
-    let bytes = policy.create_filter(&keys);
+    let bytes = policy.build_filter(&keys);
     let filter = Filter::new(&bytes);
     assert!(keys.iter().all(|k| filter.may_contain(k)), "a key was lost");
     let false_positives = (FIRST_ABSENT..FIRST_ABSENT + NUM_ABSENT)
-        .filter(|&i| filter.may_contain(&key(i)))
+        .filter(|&i| filter.may_contain(key(i)))
         .count();
     // b bits per key, each key setting k bits: a bit stays 0 with probability
     // e^(-k/b), and an absent key finds all its k bits set with (1 - e^(-k/b))^k.

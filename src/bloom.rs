@@ -46,7 +46,7 @@ pub fn bloom_hash(key: &[u8]) -> u32 {
 /// use leveldb_bloom::{BloomFilterPolicy, Filter};
 ///
 /// let policy = BloomFilterPolicy::new(10);
-/// let filter = policy.create_filter(&["hello", "world"]);
+/// let filter = policy.build_filter(&["hello", "world"]);
 /// assert_eq!(filter, [0x11, 0x40, 0x00, 0x41, 0x44, 0x10, 0x40, 0x10, 0x06]);
 /// assert!(Filter::new(&filter).may_contain(b"hello"));
 /// ```
@@ -59,8 +59,27 @@ pub struct BloomFilterPolicy {
 
 /// A buffer handed to [`BloomFilterPolicy::write_filter`] was not exactly
 /// [`BloomFilterPolicy::filter_len`] bytes long.
+///
+/// ```
+/// use leveldb_bloom::BloomFilterPolicy;
+///
+/// fn build(out: &mut [u8]) -> Result<(), Box<dyn std::error::Error>> {
+///     BloomFilterPolicy::new(10).write_filter(["key"], out)?;
+///     Ok(())
+/// }
+/// let error = build(&mut [0; 3]).unwrap_err();
+/// assert_eq!(error.to_string(), "the buffer is not the filter's length");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WrongFilterLength;
+
+impl std::fmt::Display for WrongFilterLength {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the buffer is not the filter's length")
+    }
+}
+
+impl std::error::Error for WrongFilterLength {}
 
 impl BloomFilterPolicy {
     /// The policy that spends about `bits_per_key` bits of filter on each key.
@@ -91,7 +110,7 @@ impl BloomFilterPolicy {
     /// let policy = BloomFilterPolicy::legacy(10);
     /// assert_eq!(policy.name(), "leveldb.BuiltinBloomFilter");
     /// // A key ending in a byte >= 0x80 sets the bits of both hash readings.
-    /// let filter = policy.create_filter(&[b"caf\xc3\xa9"]);
+    /// let filter = policy.build_filter(&[b"caf\xc3\xa9"]);
     /// assert!(policy.key_may_match(b"caf\xc3\xa9", &filter));
     /// ```
     pub fn legacy(bits_per_key: u32) -> Self {
@@ -156,7 +175,7 @@ impl BloomFilterPolicy {
     /// let keys = [b"hello", b"world"];
     /// let mut out = vec![0; policy.filter_len(keys.len()).unwrap()];
     /// policy.write_filter(keys, &mut out)?;
-    /// assert_eq!(out, policy.create_filter(&keys));
+    /// assert_eq!(out, policy.build_filter(&keys));
     ///
     /// assert_eq!(policy.write_filter(keys, &mut [0; 3]), Err(WrongFilterLength));
     /// # Ok::<(), WrongFilterLength>(())
@@ -208,7 +227,13 @@ impl BloomFilterPolicy {
     /// let filter = Filter::new(&block[6..]);
     /// assert!(filter.may_contain(b"hello") && filter.may_contain(b"world"));
     /// ```
-    pub fn append_filter<K: AsRef<[u8]>>(&self, keys: &[K], dst: &mut Vec<u8>) {
+    pub fn append_filter<I>(&self, keys: I, dst: &mut Vec<u8>)
+    where
+        I: IntoIterator,
+        I::IntoIter: ExactSizeIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        let keys = keys.into_iter();
         let start = dst.len();
         let Some(len) = self.filter_len(keys.len()) else {
             return dst.extend_from_slice(&MATCH_ALL_FILTER);
@@ -232,7 +257,7 @@ impl BloomFilterPolicy {
     /// let policy = BloomFilterPolicy::new(10);
     /// let mut out = vec![0; policy.filter_len(2).unwrap()];
     /// policy.write_filter_of_hashes([bloom_hash(b"hello"), bloom_hash(b"world")], &mut out)?;
-    /// assert_eq!(out, policy.create_filter(&["hello", "world"]));
+    /// assert_eq!(out, policy.build_filter(&["hello", "world"]));
     /// # Ok::<(), leveldb_bloom::WrongFilterLength>(())
     /// ```
     pub fn write_filter_of_hashes<I>(
@@ -258,8 +283,27 @@ impl BloomFilterPolicy {
         Ok(())
     }
 
-    /// The filter for `keys`; see [`append_filter`](Self::append_filter).
-    pub fn create_filter<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<u8> {
+    /// The filter for `keys`, any collection of byte strings; see
+    /// [`append_filter`](Self::append_filter). (LevelDB calls it `CreateFilter`; the
+    /// name differs so as not to clash with rusty-leveldb's `FilterPolicy`.)
+    ///
+    /// ```
+    /// use leveldb_bloom::BloomFilterPolicy;
+    ///
+    /// let policy = BloomFilterPolicy::new(10);
+    /// let words = vec![String::from("hello"), String::from("world")];
+    /// let from_strings = policy.build_filter(&words);
+    /// let from_bytes = policy.build_filter([b"hello", b"world"]);
+    /// let from_iterator = policy.build_filter(words.iter().map(String::as_bytes));
+    /// assert_eq!(from_strings, from_bytes);
+    /// assert_eq!(from_strings, from_iterator);
+    /// ```
+    pub fn build_filter<I>(&self, keys: I) -> Vec<u8>
+    where
+        I: IntoIterator,
+        I::IntoIter: ExactSizeIterator,
+        I::Item: AsRef<[u8]>,
+    {
         let mut filter = Vec::new();
         self.append_filter(keys, &mut filter);
         filter
@@ -268,7 +312,15 @@ impl BloomFilterPolicy {
     /// LevelDB's `KeyMayMatch` (for the legacy format, under either hash reading).
     /// It reads k from the filter and ignores this policy's bits per key, as LevelDB
     /// does.
-    pub fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
+    ///
+    /// ```
+    /// use leveldb_bloom::BloomFilterPolicy;
+    ///
+    /// let policy = BloomFilterPolicy::new(10);
+    /// let filter = policy.build_filter(["hello"]);
+    /// assert!(policy.key_may_match("hello", &filter));
+    /// ```
+    pub fn key_may_match(&self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
         Filter::with_format(filter, self.format).may_contain(key)
     }
 }
@@ -281,7 +333,7 @@ impl BloomFilterPolicy {
 /// ```
 /// use leveldb_bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
 ///
-/// let bytes = BloomFilterPolicy::new(10).create_filter(&["hello"]);
+/// let bytes = BloomFilterPolicy::new(10).build_filter(&["hello"]);
 /// assert!(Filter::new(&bytes).may_contain(b"hello"));
 /// assert!(!Filter::new(&[]).may_contain(b"hello"));
 /// assert!(Filter::new(&MATCH_ALL_FILTER).may_contain(b"anything"));
@@ -355,9 +407,19 @@ impl<'a> Filter<'a> {
         Self { answer }
     }
 
-    /// Whether `key` may have been added: `false` is certain, `true` may be a false positive.
+    /// Whether `key` (any byte string: `&[u8]`, `&str`, `Vec<u8>`…) may have been
+    /// added: `false` is certain, `true` may be a false positive.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let filter = BloomFilterPolicy::new(10).build_filter(["hello"]);
+    /// assert!(Filter::new(&filter).may_contain("hello"));
+    /// assert!(Filter::new(&filter).may_contain(b"hello"));
+    /// ```
     #[inline(always)]
-    pub fn may_contain(&self, key: &[u8]) -> bool {
+    pub fn may_contain(&self, key: impl AsRef<[u8]>) -> bool {
+        let key = key.as_ref();
         match self.answer {
             Answer::Never => false,
             Answer::Always => true,
@@ -374,7 +436,7 @@ impl<'a> Filter<'a> {
     /// use leveldb_bloom::hash::{hash_with, TailBytes};
     /// use leveldb_bloom::{BloomFilterPolicy, Filter};
     ///
-    /// let filter = BloomFilterPolicy::new(10).create_filter(&["hello"]);
+    /// let filter = BloomFilterPolicy::new(10).build_filter(&["hello"]);
     /// let h = hash_with(b"hello", 0xbc9f1d34, TailBytes::Signed);
     /// assert!(Filter::new(&filter).may_contain_hash(h));
     /// ```
@@ -394,7 +456,7 @@ impl<'a> Filter<'a> {
     /// ```
     /// use leveldb_bloom::{BloomFilterPolicy, Filter};
     ///
-    /// let filter = BloomFilterPolicy::new(10).create_filter(&["hello", "world"]);
+    /// let filter = BloomFilterPolicy::new(10).build_filter(&["hello", "world"]);
     /// let mut results = [false; 3];
     /// Filter::new(&filter).may_contain_batch(&["hello", "world", "other"], &mut results);
     /// assert_eq!(results[..2], [true, true]);

@@ -14,7 +14,7 @@
 //! // 10 bits per key: about 1% false positives, 6 probes per key.
 //! let policy = BloomFilterPolicy::new(10);
 //! let keys = ["apple", "banana", "cherry"];
-//! let filter: Vec<u8> = policy.create_filter(&keys);
+//! let filter: Vec<u8> = policy.build_filter(&keys);
 //!
 //! // Decode once, query many times. A bloom filter never forgets a key…
 //! let query = Filter::new(&filter);
@@ -50,6 +50,21 @@
 //! let mut db = rusty_leveldb::DB::open("example", options).unwrap();
 //! db.put(b"key", b"value").unwrap();
 //! assert_eq!(db.get(b"key").as_deref(), Some(&b"value"[..]));
+//! # }
+//! ```
+//!
+//! The inherent methods do not clash with the trait's: with `FilterPolicy` in scope,
+//! `build_filter` is this crate's and `create_filter` rusty-leveldb's.
+//!
+//! ```
+//! # #[cfg(feature = "rusty-leveldb")] {
+//! use leveldb_bloom::BloomFilterPolicy;
+//! use rusty_leveldb::FilterPolicy;
+//!
+//! let policy = BloomFilterPolicy::new(10);
+//! let theirs = policy.create_filter(b"helloworld", &[0, 5]);
+//! assert_eq!(policy.build_filter(["hello", "world"]), theirs);
+//! assert!(policy.key_may_match(b"hello", &theirs));
 //! # }
 //! ```
 //!

@@ -24,7 +24,7 @@ impl FilterPolicy for BloomFilterPolicy {
     /// [`MATCH_ALL_FILTER`]: a filter that can never hide a key.
     fn create_filter(&self, keys: &[u8], key_offsets: &[usize]) -> Vec<u8> {
         match split_keys(keys, key_offsets) {
-            Some(keys) => BloomFilterPolicy::create_filter(self, &keys),
+            Some(keys) => self.build_filter(&keys),
             None => MATCH_ALL_FILTER.to_vec(),
         }
     }
@@ -69,7 +69,7 @@ mod tests {
                 let (data, offsets) = concatenated(&keys[..n]);
                 assert_eq!(
                     FilterPolicy::create_filter(&policy, &data, &offsets),
-                    policy.create_filter(&keys[..n]),
+                    policy.build_filter(&keys[..n]),
                     "{n} keys at {bits_per_key} bits per key"
                 );
             }
@@ -111,7 +111,7 @@ mod tests {
         let keys: [&[u8]; 3] = [b"caf\xc3\xa9", b"\xff", b"plain"];
         let (data, offsets) = concatenated(&keys);
         let filter = FilterPolicy::create_filter(&policy, &data, &offsets);
-        assert_eq!(filter, policy.create_filter(&keys));
+        assert_eq!(filter, policy.build_filter(&keys));
         assert!(keys
             .iter()
             .all(|key| FilterPolicy::key_may_match(&policy, key, &filter)));

@@ -268,7 +268,7 @@ fn legacy_filters_are_goleveldbs_without_high_tail_bytes() {
     for n in [0, 1, 2, 3, 7, 100, 1000, 5000] {
         let keys = &plain[..n];
         let expected = goleveldb_filter(keys);
-        assert_eq!(legacy.create_filter(keys), expected, "{n} keys");
+        assert_eq!(legacy.build_filter(keys), expected, "{n} keys");
         assert_eq!(c_api_filter(keys), expected, "{n} keys, C API");
         compared += 1;
     }
@@ -276,7 +276,7 @@ fn legacy_filters_are_goleveldbs_without_high_tail_bytes() {
     // reading's bits), at the same length.
     for n in [1, 100, 5000] {
         let keys = &high[..n];
-        let (go, ours) = (goleveldb_filter(keys), legacy.create_filter(keys));
+        let (go, ours) = (goleveldb_filter(keys), legacy.build_filter(keys));
         assert_eq!(go.len(), ours.len());
         assert!(go.iter().zip(&ours).all(|(g, o)| g & !o == 0), "{n} keys");
         assert_ne!(go, ours, "{n} keys");

@@ -210,7 +210,7 @@ fn program(name: &str, flags: &str) -> Program {
 /// The installed library builds the filter this crate builds.
 fn check_output(exe: &Path) {
     let keys = ["hello", "world", "leveldb", "bloom"];
-    let expected = BloomFilterPolicy::new(10).create_filter(&keys);
+    let expected = BloomFilterPolicy::new(10).build_filter(&keys);
     let hex: String = expected.iter().map(|b| format!("{b:02x}")).collect();
     let stdout = common::run(outside_cargo(exe).arg("10").args(keys));
     assert_eq!(stdout, format!("{POLICY_NAME}\n{hex}\n"));

@@ -63,7 +63,7 @@ proptest! {
     #[test]
     fn every_added_key_matches(keys in strategy::key_set(), bits_per_key in strategy::bits_per_key()) {
         let policy = BloomFilterPolicy::new(bits_per_key);
-        let filter = policy.create_filter(&keys);
+        let filter = policy.build_filter(&keys);
         let reader = Filter::new(&filter);
         for key in &keys {
             prop_assert!(reader.may_contain(key), "false negative for {key:?}");
@@ -74,7 +74,7 @@ proptest! {
     #[test]
     fn built_filter_length_follows_the_formula(keys in strategy::key_set(), bits_per_key in strategy::bits_per_key()) {
         let policy = BloomFilterPolicy::new(bits_per_key);
-        let filter = policy.create_filter(&keys);
+        let filter = policy.build_filter(&keys);
         prop_assert_eq!(Some(filter.len()), promised_len(keys.len(), bits_per_key));
         prop_assert_eq!(filter.last().copied(), Some(policy.num_probes()));
     }
@@ -120,7 +120,7 @@ proptest! {
         prefix in strategy::key(),
     ) {
         let policy = BloomFilterPolicy::new(bits_per_key);
-        let created = policy.create_filter(&keys);
+        let created = policy.build_filter(&keys);
         let mut appended = prefix.clone();
         policy.append_filter(&keys, &mut appended);
         prop_assert_eq!(&appended[..prefix.len()], &prefix[..]);
@@ -136,7 +136,7 @@ proptest! {
         filter in prop_oneof![
             strategy::filter_bytes(),
             (strategy::key_set(), strategy::bits_per_key())
-                .prop_map(|(keys, bpk)| BloomFilterPolicy::new(bpk).create_filter(&keys)),
+                .prop_map(|(keys, bpk)| BloomFilterPolicy::new(bpk).build_filter(&keys)),
         ],
         keys in proptest::collection::vec(strategy::key(), 0..100),
     ) {

@@ -154,7 +154,7 @@ fn stored_filters_are_this_crates_filters() {
             }
             assert_eq!(
                 *stored,
-                policy.create_filter(&keys),
+                policy.build_filter(&keys),
                 "{name:?} filter {index}"
             );
             let query = Filter::new(stored);

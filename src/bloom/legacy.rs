@@ -168,7 +168,7 @@ mod tests {
     fn filters_satisfy_both_readings_and_equal_the_unsigned_one_without_high_tails() {
         let keys = keys(2000);
         let legacy = BloomFilterPolicy::legacy(10);
-        let filter = legacy.create_filter(&keys);
+        let filter = legacy.build_filter(&keys);
         for tail in [TailBytes::Signed, TailBytes::Unsigned] {
             // A reader of one reading only: the filter built of exactly the key's probes
             // is a subset of ours.
@@ -182,12 +182,12 @@ mod tests {
         }
         let plain: Vec<Vec<u8>> = keys.into_iter().filter(|k| !tail_is_ambiguous(k)).collect();
         assert_eq!(
-            legacy.create_filter(&plain),
+            legacy.build_filter(&plain),
             filter_of_one_reading(&plain, 10, TailBytes::Unsigned)
         );
         assert_eq!(
-            legacy.create_filter(&plain),
-            BloomFilterPolicy::new(10).create_filter(&plain)
+            legacy.build_filter(&plain),
+            BloomFilterPolicy::new(10).build_filter(&plain)
         );
     }
 

@@ -32,7 +32,7 @@ fn filter_sizes() {
         None
     );
     for n in 0..2000 {
-        let len = policy.create_filter(&vec![[0u8; 4]; n]).len();
+        let len = policy.build_filter(vec![[0u8; 4]; n]).len();
         assert_eq!(Some(len), policy.filter_len(n));
     }
 }
@@ -40,16 +40,16 @@ fn filter_sizes() {
 #[test]
 fn leveldb_examples() {
     let policy = BloomFilterPolicy::new(10);
-    let filter = policy.create_filter(&["hello", "world"]);
+    let filter = policy.build_filter(&["hello", "world"]);
     assert_eq!(
         filter,
         [0x11, 0x40, 0x00, 0x41, 0x44, 0x10, 0x40, 0x10, 0x06]
     );
     let empty: [&[u8]; 0] = [];
-    assert_eq!(policy.create_filter(&empty), [0, 0, 0, 0, 0, 0, 0, 0, 6]);
+    assert_eq!(policy.build_filter(&empty), [0, 0, 0, 0, 0, 0, 0, 0, 6]);
     assert!(policy.key_may_match(b"hello", &filter));
     assert!(policy.key_may_match(b"world", &filter));
-    assert!(!policy.key_may_match(b"x", &policy.create_filter(&empty)));
+    assert!(!policy.key_may_match(b"x", &policy.build_filter(&empty)));
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn write_filter_checks_length() {
     );
     let mut exact = [0xaau8; 9];
     assert_eq!(policy.write_filter(["a"], &mut exact), Ok(()));
-    assert_eq!(exact.to_vec(), policy.create_filter(&["a"]));
+    assert_eq!(exact.to_vec(), policy.build_filter(&["a"]));
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn added_keys_always_match() {
         let keys: Vec<Vec<u8>> = (0u32..3000)
             .map(|i| i.to_le_bytes().repeat(i as usize % 7))
             .collect();
-        let filter = policy.create_filter(&keys);
+        let filter = policy.build_filter(&keys);
         let reader = Filter::new(&filter);
         assert!(
             keys.iter().all(|k| reader.may_contain(k)),
@@ -180,7 +180,7 @@ fn every_level_answers_batches_as_one_key_at_a_time() {
     let policy = BloomFilterPolicy::new(10);
     let present = mixed_keys(2000, 1);
     let absent = mixed_keys(5000, 2);
-    let filter = policy.create_filter(&present);
+    let filter = policy.build_filter(&present);
     let mut foreign = vec![0x5au8; 300];
     let mut filters: Vec<Vec<u8>> = vec![filter, vec![], vec![0], vec![0, 0], vec![0xff, 31]];
     for k in [1, 6, 30] {
@@ -219,7 +219,7 @@ fn every_level_answers_batches_as_one_key_at_a_time() {
 fn batches_through_the_public_api() {
     let policy = BloomFilterPolicy::new(10);
     let keys = mixed_keys(300, 3);
-    let filter = policy.create_filter(&keys[..100]);
+    let filter = policy.build_filter(&keys[..100]);
     let reader = Filter::new(&filter);
     let mut results = vec![false; keys.len()];
     reader.may_contain_batch(&keys, &mut results);
