@@ -133,6 +133,13 @@ static void check_policy(int round) {
 #if __cplusplus >= 201703L
   std::vector<std::string_view> views(keys.begin(), keys.end());
   expect(policy.create_filter(views) == expected, "string_views as keys", round);
+  for (const std::string_view key : views)
+    expect(policy.key_may_match(key, std::string_view(expected)), "string_view key_may_match",
+           round);
+#endif
+#if LEVELDB_BLOOM_WITH_LEVELDB
+  for (const leveldb::Slice& key : slices)
+    expect(policy.key_may_match(key, leveldb::Slice(expected)), "Slice key_may_match", round);
 #endif
 }
 
@@ -183,6 +190,14 @@ static void check_empty() {
   leveldb_bloom::Policy assigned(20);
   assigned = std::move(moved);  // releases the 20-bit policy
   expect(!moved && static_cast<bool>(assigned), "move assignment", 0);
+  // Adopt and release: the handle changes owner, never leaks, never is freed twice
+  // (valgrind runs this harness).
+  leveldb_filterpolicy_t* raw = leveldb_bloom::Policy(10).release();
+  expect(raw != nullptr && std::string(leveldb_filterpolicy_name(raw)) == "leveldb.BuiltinBloomFilter2",
+         "release hands over a live handle", 0);
+  leveldb_bloom::Policy adopted = leveldb_bloom::Policy::adopt(raw);
+  expect(adopted.capi() == raw && static_cast<bool>(adopted), "adopt takes it back", 0);
+  expect(!leveldb_bloom::Policy::adopt(nullptr), "adopting NULL is empty", 0);
   leveldb_bloom::Policy refused(-1);
   expect(!refused, "a negative bits_per_key is refused", 0);
   expect(!leveldb_bloom::Policy::legacy(-1), "legacy: a negative bits_per_key is refused", 0);

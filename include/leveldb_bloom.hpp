@@ -82,6 +82,18 @@ class Policy {
     return Policy(leveldb_bloom_legacy_policy_create(bits_per_key), FromHandle());
   }
 
+  /// Takes ownership of a handle from leveldb_bloom_policy_create,
+  /// leveldb_bloom_legacy_policy_create or this library's
+  /// leveldb_filterpolicy_create_bloom (NULL gives an empty policy); the destructor
+  /// releases it with leveldb_bloom_policy_destroy.
+  static Policy adopt(leveldb_filterpolicy_t* handle) noexcept {
+    return Policy(handle, FromHandle());
+  }
+
+  /// Gives up ownership: returns the handle (NULL if empty), which the caller now
+  /// releases with leveldb_bloom_policy_destroy, and leaves this policy empty.
+  leveldb_filterpolicy_t* release() noexcept { return ptr_.release(); }
+
   Policy(const Policy&) = delete;
   Policy& operator=(const Policy&) = delete;
   Policy(Policy&&) = default;
@@ -155,7 +167,10 @@ class Policy {
            0;
   }
 
-  bool key_may_match(const std::string& key, const std::string& filter) const {
+  /// The same for a key and a filter of any type with data() and size()
+  /// (std::string, leveldb::Slice, std::string_view, ...).
+  template <typename Key, typename Filter>
+  bool key_may_match(const Key& key, const Filter& filter) const {
     return key_may_match(key.data(), key.size(), filter.data(), filter.size());
   }
 
@@ -163,7 +178,7 @@ class Policy {
   static const std::size_t kMatchAllLength = 2;
 
   struct FromHandle {};
-  Policy(leveldb_filterpolicy_t* handle, FromHandle) : ptr_(handle) {}
+  Policy(leveldb_filterpolicy_t* handle, FromHandle) noexcept : ptr_(handle) {}
 
   struct Deleter {
     void operator()(leveldb_filterpolicy_t* policy) const { leveldb_bloom_policy_destroy(policy); }
