@@ -52,8 +52,22 @@ fn generate_header() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=LEVELDB_BLOOM_WRITE_HEADER");
 
-    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+    let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml is valid");
+    // The version, from Cargo.toml alone.
+    let version = |part| env::var(part).expect("set by cargo");
+    config.after_includes = Some(format!(
+        "{}\n\n/* This header's version; leveldb_bloom_version() gives the library's. */\n\
+         #define LEVELDB_BLOOM_VERSION \"{}\"\n\
+         #define LEVELDB_BLOOM_VERSION_MAJOR {}\n\
+         #define LEVELDB_BLOOM_VERSION_MINOR {}\n\
+         #define LEVELDB_BLOOM_VERSION_PATCH {}",
+        config.after_includes.unwrap_or_default(),
+        version("CARGO_PKG_VERSION"),
+        version("CARGO_PKG_VERSION_MAJOR"),
+        version("CARGO_PKG_VERSION_MINOR"),
+        version("CARGO_PKG_VERSION_PATCH"),
+    ));
     let header = out_dir.join("leveldb_bloom.h");
     cbindgen::Builder::new()
         .with_crate(&crate_dir)

@@ -29,6 +29,12 @@
 typedef struct leveldb_filterpolicy_t leveldb_filterpolicy_t;
 #endif
 
+/* This header's version; leveldb_bloom_version() gives the library's. */
+#define LEVELDB_BLOOM_VERSION "0.1.0"
+#define LEVELDB_BLOOM_VERSION_MAJOR 0
+#define LEVELDB_BLOOM_VERSION_MINOR 1
+#define LEVELDB_BLOOM_VERSION_PATCH 0
+
 // Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
 // the dynamic linker binds it for the program and for every object it loads, is
 // this library's.
@@ -205,6 +211,11 @@ void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *poli
                                               const char *filter,
                                               size_t filter_length,
                                               uint8_t *results);
+
+// This library's version, `"MAJOR.MINOR.PATCH"` (Cargo.toml's), a static string,
+// never freed. The header's `LEVELDB_BLOOM_VERSION` is the version it was generated
+// for; a program can compare the two at start-up.
+const char *leveldb_bloom_version(void);
 
 // The SIMD level this process hashes keys with in `leveldb_filterpolicy_key_may_match_batch`
 // and when building filters: `"avx512"`, `"avx2"` or `"scalar"`, a static string.

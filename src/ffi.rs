@@ -532,6 +532,19 @@ pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match_batch(
     );
 }
 
+/// This library's version, `"MAJOR.MINOR.PATCH"` (Cargo.toml's), a static string,
+/// never freed. The header's `LEVELDB_BLOOM_VERSION` is the version it was generated
+/// for; a program can compare the two at start-up.
+#[no_mangle]
+pub extern "C" fn leveldb_bloom_version() -> *const c_char {
+    const VERSION: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(version) => version,
+            Err(_) => panic!("a version has no NUL"),
+        };
+    VERSION.as_ptr()
+}
+
 /// The SIMD level this process hashes keys with in `leveldb_filterpolicy_key_may_match_batch`
 /// and when building filters: `"avx512"`, `"avx2"` or `"scalar"`, a static string.
 ///
