@@ -44,10 +44,12 @@ bench: deps build
 	$(BENCH) $(abspath $(LIB)) $(BENCH_ARGS)
 
 # Differential fuzzing against LevelDB for FUZZ_SECONDS (needs clang; see scripts/fuzz).
-# Commit the minimised fuzz/corpus it leaves; `make test` replays it.
-FUZZ_SECONDS ?= 60
+# UPDATE_CORPUS=1 replaces fuzz/corpus with the minimised result (commit it; `make
+# test` replays it); otherwise the working tree is left as it was.
+FUZZ_SECONDS  ?= 60
+UPDATE_CORPUS ?= 0
 fuzz:
-	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) UPDATE_CORPUS=$(UPDATE_CORPUS) scripts/fuzz
 
 clean:
 	$(CARGO) clean
@@ -71,6 +73,9 @@ pkgconfigdir ?= $(libdir)/pkgconfig
 # command-line tool.
 ARTIFACTS    ?= $(LIBDIR)
 TOOL         ?= $(LIBDIR)/leveldb-bloom
+# Installed copies lose their debug information (the build keeps it, for profiling);
+# `make install STRIP_FLAGS=` installs them as built.
+STRIP_FLAGS  ?= --strip-debug
 VERSION      := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 SONAME       := $(shell sed -n 's/.*-soname,\(libleveldb_bloom\.so\.[0-9]*\).*/\1/p' build.rs)
 REALNAME     := libleveldb_bloom.so.$(VERSION)
@@ -91,6 +96,7 @@ install:
 	ln -sfn $(REALNAME) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(libdir)/libleveldb_bloom.so
 	install -m 644 $(ARTIFACTS)/libleveldb_bloom.a $(DESTDIR)$(libdir)/libleveldb_bloom.a
+	$(if $(STRIP_FLAGS),strip $(STRIP_FLAGS) $(DESTDIR)$(libdir)/$(REALNAME) $(DESTDIR)$(libdir)/libleveldb_bloom.a $(DESTDIR)$(bindir)/leveldb-bloom)
 	install -m 644 $(wildcard include/leveldb_bloom.h include/leveldb_bloom.hpp) $(DESTDIR)$(includedir)/
 	sed -e 's|@prefix@|$(PREFIX)|' \
 	    -e 's|@libdir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(libdir))|' \
@@ -101,6 +107,9 @@ install:
 	  sed -e 's|@libdir@|$(libdir)|g' -e 's|@includedir@|$(includedir)|g' -e 's|@version@|$(VERSION)|g' \
 	    cmake/$$f.cmake.in > $(DESTDIR)$(cmakedir)/$$f.cmake; done
 
+# Removes the files install made, and the package directories it made when they are
+# left empty (not the prefix's lib, include and bin).
 uninstall:
 	rm -f $(INSTALLED)
-	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
+	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(cmakedir) $(dir $(DESTDIR)$(cmakedir)) \
+	  $(DESTDIR)$(pkgconfigdir) 2>/dev/null || true

@@ -25,6 +25,13 @@ fn prefix_install_links_with_pkg_config_and_uninstalls() {
     make(&["install", &prefix_arg]);
 
     assert_layout(&prefix);
+    // Installed without debug information (the build keeps it).
+    let sections = common::run(
+        Command::new("readelf")
+            .arg("-S")
+            .arg(prefix.join(format!("lib/libleveldb_bloom.so.{VERSION}"))),
+    );
+    assert!(!sections.contains(".debug_info"), "{sections}");
     let pkg_config = PkgConfig::new(&[("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))]);
     assert_eq!(pkg_config.query(&["--modversion"]), VERSION);
     check_programs("prefix", &pkg_config, &prefix.join("lib"));
@@ -35,6 +42,9 @@ fn prefix_install_links_with_pkg_config_and_uninstalls() {
         BTreeMap::new(),
         "left behind by uninstall"
     );
+    for dir in ["lib/cmake", "lib/pkgconfig"] {
+        assert!(!prefix.join(dir).exists(), "uninstall left {dir}");
+    }
 }
 
 #[test]
