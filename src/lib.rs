@@ -80,9 +80,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod bloom;
-mod dropin;
-mod ffi;
-mod handle;
+mod capi;
 pub mod hash;
 #[cfg(feature = "rusty-leveldb")]
 mod rusty;

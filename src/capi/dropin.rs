@@ -12,9 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use libc::size_t;
 
+use super::args::malloc_copy;
+use super::handle::{self, try_box, Policy};
+use super::ops;
+use super::{guard, leveldb_filterpolicy_t};
 use crate::bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
-use crate::ffi::{self, guard, leveldb_filterpolicy_t};
-use crate::handle::{self, try_box, Policy};
 use find::{global_symbol, in_this_library, leveldb, leveldb_or_load, warn_once, LevelDb};
 
 /// The state behind a LevelDB object: the policy every function here finds through
@@ -44,7 +46,7 @@ impl Reserve {
         if !self.0.load(Ordering::Relaxed).is_null() {
             return;
         }
-        if let Some((filter, _)) = ffi::malloc_copy(&MATCH_ALL_FILTER) {
+        if let Some((filter, _)) = malloc_copy(&MATCH_ALL_FILTER) {
             if self
                 .0
                 .compare_exchange(ptr::null_mut(), filter, Ordering::AcqRel, Ordering::Relaxed)
@@ -92,7 +94,7 @@ pub(crate) fn new_c_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolic
         );
         return ptr::null_mut();
     }
-    ffi::new_own_handle(bloom)
+    ops::new_own_handle(bloom)
 }
 
 static UNUSABLE_WARNED: AtomicBool = AtomicBool::new(false);
@@ -141,9 +143,14 @@ fn new_leveldb_policy(bloom: BloomFilterPolicy, leveldb: &LevelDb) -> *mut level
     wrapper
 }
 
-/// Passes a LevelDB object to LevelDB's own `leveldb_filterpolicy_destroy`; without
+/// Releases any handle: this library's own, a LevelDB object wrapping one of our
+/// policies, or a policy LevelDB made itself. LevelDB objects go to LevelDB's own
+/// `leveldb_filterpolicy_destroy` (which calls back to free our state); without
 /// LevelDB an unknown pointer is left alone.
-pub(crate) fn leveldb_destroy(handle: *mut leveldb_filterpolicy_t) {
+pub(crate) fn destroy(handle: *mut leveldb_filterpolicy_t) {
+    if handle.is_null() || ops::free_own_handle(handle) {
+        return;
+    }
     if let Ok(Some(leveldb)) = leveldb() {
         // SAFETY: the caller of destroy promised a live policy; this library did not
         // make it as its own, so it is LevelDB's to delete.
@@ -193,19 +200,21 @@ unsafe extern "C" fn create_filter(
 ) -> *mut c_char {
     // SAFETY: LevelDB passes our state, arrays of `num_keys` keys, and a length.
     let state = unsafe { wrapper_state(state) };
-    // SAFETY: as above.
-    let filter = unsafe {
-        ffi::create_filter(
-            Some(&state.policy.bloom),
-            key_array,
-            key_length_array,
-            num_keys,
-            filter_length,
-        )
-    };
-    if !filter.is_null() {
+    let built = guard(ptr::null_mut, || {
+        // SAFETY: as above.
+        unsafe {
+            ops::create_filter(
+                Some(&state.policy.bloom),
+                key_array,
+                key_length_array,
+                num_keys,
+                filter_length,
+            )
+        }
+    });
+    if !built.is_null() {
         state.reserve.refill();
-        return filter;
+        return built;
     }
     // SAFETY: LevelDB passes a writable length; NULL (never seen) gets NULL back.
     let Some(filter_length) = (unsafe { filter_length.as_mut() }) else {
@@ -238,96 +247,57 @@ unsafe extern "C" fn key_may_match(
     filter: *const c_char,
     filter_length: size_t,
 ) -> u8 {
-    // SAFETY: LevelDB passes our state, and readable key and filter bytes.
-    unsafe {
-        ffi::key_may_match(
-            &wrapper_state(state).policy,
-            key,
-            length,
-            filter,
-            filter_length,
-        )
-    }
+    guard(
+        || 1,
+        || {
+            // SAFETY: LevelDB passes our state, and readable key and filter bytes.
+            unsafe {
+                ops::key_may_match(
+                    &wrapper_state(state).policy,
+                    key,
+                    length,
+                    filter,
+                    filter_length,
+                )
+            }
+        },
+    )
 }
 
-/// LevelDB's `Name` callback: the static name of the policy's format.
+/// LevelDB's `Name` callback: the static name of the policy's format. The one
+/// entry point without a panic boundary: nothing in it can panic, and no fallback
+/// name would be safe (a wrong one would make LevelDB misread the filters).
 ///
 /// # Safety
 /// Called by LevelDB with our live state.
 unsafe extern "C" fn name(state: *mut c_void) -> *const c_char {
     // SAFETY: LevelDB passes our state.
-    ffi::name_of(&unsafe { wrapper_state(state) }.policy.bloom).as_ptr()
+    ops::name_of(&unsafe { wrapper_state(state) }.policy.bloom).as_ptr()
 }
 
-/// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own
-/// `leveldb_filterpolicy_create_bloom` also calls through the dynamic linker. The
-/// object is LevelDB's `leveldb_filterpolicy_t`, which derives from
-/// `leveldb::FilterPolicy` alone, so the pointer is also the base's; `delete` frees it.
-///
-/// Only LevelDB can make this object, so when LevelDB is not in the process (a
-/// program linked with `--as-needed` whose only LevelDB symbol is this one loses
-/// `-lleveldb`), LevelDB is loaded by its soname. NULL only when that fails (said
-/// once on stderr, with the fix), when memory runs out, or for a negative
-/// `bits_per_key` (undefined in LevelDB).
-///
-/// cbindgen:ignore
-#[export_name = "_ZN7leveldb20NewBloomFilterPolicyEi"]
-pub extern "C" fn leveldb_bloom_cxx_new_bloom_filter_policy(bits_per_key: c_int) -> *const c_void {
-    guard(ptr::null, || {
-        match (u32::try_from(bits_per_key), leveldb_or_load()) {
-            (Ok(bits_per_key), Some(leveldb)) => {
-                new_leveldb_policy(BloomFilterPolicy::new(bits_per_key), leveldb)
-                    .cast_const()
-                    .cast()
-            }
-            _ => ptr::null(),
-        }
-    })
+/// The object `leveldb::NewBloomFilterPolicy` returns: a LevelDB object whose
+/// callbacks run this library, loading LevelDB by its soname if it is not in the
+/// process (see `find::leveldb_or_load`); NULL when that fails or memory runs out.
+pub(crate) fn new_cxx_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
+    match leveldb_or_load() {
+        Some(leveldb) => new_leveldb_policy(bloom, leveldb),
+        None => ptr::null_mut(),
+    }
 }
 
-/// Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
-/// the dynamic linker binds it for the program and for every object it loads, is
-/// this library's.
-pub const LEVELDB_BLOOM_SWAP_C_API: c_int = 1;
-/// Set in `leveldb_bloom_swap_status` when `leveldb::NewBloomFilterPolicy`, as the
-/// dynamic linker binds it for the program and for every object it loads (LevelDB's
-/// own `leveldb_filterpolicy_create_bloom` included), is this library's.
-pub const LEVELDB_BLOOM_SWAP_CXX_API: c_int = 2;
-
-/// Whether the swap is in effect, read from inside the process: a bit mask of
-/// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when LevelDB
-/// is loaded (linked, or `dlopen`ed privately by a Python extension, `ctypes` or a
-/// plugin) and the name resolves to this library in the global scope, which every
-/// object searches first.
-///
-/// - 3: both names are swapped: every bloom policy LevelDB makes, through either
-///   API, builds and matches its filters here (`LD_PRELOAD`, or linked with
-///   `-lleveldb_bloom` before `-lleveldb`).
-/// - 2: only `leveldb::NewBloomFilterPolicy` is swapped; since LevelDB's own
-///   `leveldb_filterpolicy_create_bloom` calls it, C programs are swapped too.
-/// - 1: only the C name is swapped (not seen with a whole libleveldb_bloom).
-/// - 0: nothing is swapped: LevelDB is not loaded (yet), LevelDB was linked before
-///   this library, or this library was `dlopen`ed without `RTLD_GLOBAL`. Nothing
-///   fails either: LevelDB uses its own policy.
-///
-/// The answer can change when LevelDB is loaded later.
-#[no_mangle]
-pub extern "C" fn leveldb_bloom_swap_status() -> c_int {
-    guard(
-        || 0,
-        || {
-            if !matches!(leveldb(), Ok(Some(_))) {
-                return 0;
-            }
-            let ours = |name: &CStr| in_this_library(global_symbol(name));
-            let mut status = 0;
-            if ours(c"leveldb_filterpolicy_create_bloom") {
-                status |= LEVELDB_BLOOM_SWAP_C_API;
-            }
-            if ours(c"_ZN7leveldb20NewBloomFilterPolicyEi") {
-                status |= LEVELDB_BLOOM_SWAP_CXX_API;
-            }
-            status
-        },
-    )
+/// `leveldb_bloom_swap_status`: which of the two names resolve to this library in
+/// the global scope, with LevelDB loaded.
+pub(crate) fn swap_status(c_api: c_int, cxx_api: c_int) -> c_int {
+    if !matches!(leveldb(), Ok(Some(_))) {
+        return 0;
+    }
+    let ours = |name: &CStr| in_this_library(global_symbol(name));
+    let mut status = 0;
+    if ours(c"leveldb_filterpolicy_create_bloom") {
+        status |= c_api;
+    }
+    if ours(c"_ZN7leveldb20NewBloomFilterPolicyEi") {
+        status |= cxx_api;
+    }
+    status
 }

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use libc::size_t;
 
-use crate::ffi::leveldb_filterpolicy_t;
+use super::super::leveldb_filterpolicy_t;
 
 type Destructor = unsafe extern "C" fn(*mut c_void);
 type CreateFilter = unsafe extern "C" fn(

@@ -1,0 +1,5 @@
+//! Every function this library exports to C, and nothing else: each is exactly one
+//! panic boundary ([`guard`](super::guard)) around the layers below.
+
+mod filters;
+mod policies;

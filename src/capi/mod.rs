@@ -1,0 +1,26 @@
+//! The C API, in layers that import one way: [`exports`] (every exported function,
+//! each one panic boundary, [`guard`]) → [`dropin`] (LevelDB's objects and
+//! callbacks) → [`ops`] (the policy operations, which catch nothing) → [`args`]
+//! (raw arguments made checked values) and [`handle`] (which pointers are
+//! policies). Every bad input gets a documented, fail-safe result.
+
+mod args;
+mod dropin;
+mod exports;
+mod handle;
+mod ops;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A bloom filter policy. Opaque: made by `leveldb_filterpolicy_create_bloom` or
+/// `leveldb_bloom_policy_create`, released by `leveldb_filterpolicy_destroy`.
+#[allow(non_camel_case_types)]
+pub struct leveldb_filterpolicy_t {
+    _opaque: [u8; 0],
+}
+
+/// The panic boundary of every exported function and LevelDB callback: a panic in
+/// `body` is caught and answered by `on_panic`, the entry point's fail-safe result.
+pub(crate) fn guard<T>(on_panic: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| on_panic())
+}

@@ -1,0 +1,169 @@
+//! The policy operations behind the exported functions and LevelDB's callbacks, on
+//! checked or promised arguments. None of them catches a panic: each entry point
+//! (an exported function or a callback) is the one panic boundary around them.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::ptr;
+
+use libc::size_t;
+
+use super::args::{bytes, malloc_copy, Keys};
+use super::handle::{self, Policy};
+use super::leveldb_filterpolicy_t;
+use crate::bloom::{BloomFilterPolicy, Filter, Format, MATCH_ALL_FILTER};
+
+/// The name of `bloom`'s filter format, as a static C string.
+pub(crate) fn name_of(bloom: &BloomFilterPolicy) -> &'static CStr {
+    match bloom.format() {
+        Format::Current => c"leveldb.BuiltinBloomFilter2",
+        Format::Legacy => c"leveldb.BuiltinBloomFilter",
+    }
+}
+
+/// The policy behind a handle this library returned and has not destroyed.
+///
+/// # Safety
+/// The handle must not be destroyed while the reference is in use.
+pub(crate) unsafe fn lookup_policy<'a>(
+    handle: *const leveldb_filterpolicy_t,
+) -> Option<&'a Policy> {
+    // SAFETY: registered handles point at live policies until destroyed.
+    handle::lookup(handle as usize).map(|policy| unsafe { &*policy })
+}
+
+/// # Safety
+/// As for [`lookup_policy`].
+pub(crate) unsafe fn policy_of<'a>(
+    handle: *const leveldb_filterpolicy_t,
+) -> Option<&'a BloomFilterPolicy> {
+    // SAFETY: the caller's promise.
+    unsafe { lookup_policy(handle) }.map(|policy| &policy.bloom)
+}
+
+/// A `calloc`'d buffer, freed when dropped (also by a panic unwinding through)
+/// unless handed out.
+struct Zeroed(*mut u8, usize);
+
+impl Zeroed {
+    fn new(len: usize) -> Option<Self> {
+        // SAFETY: calloc has no preconditions; NULL is handled.
+        let buffer = unsafe { libc::calloc(len, 1) }.cast::<u8>();
+        (!buffer.is_null()).then_some(Self(buffer, len))
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: `len` zeroed bytes, owned by this value.
+        unsafe { std::slice::from_raw_parts_mut(self.0, self.1) }
+    }
+
+    /// The buffer and its length, now the caller's to `free()`.
+    fn hand_out(self) -> (*mut c_char, usize) {
+        let this = std::mem::ManuallyDrop::new(self);
+        (this.0.cast(), this.1)
+    }
+}
+
+impl Drop for Zeroed {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `new` and not handed out.
+        unsafe { libc::free(self.0.cast()) };
+    }
+}
+
+/// The real filter, `malloc`'d, or `None` if it cannot be sized or allocated.
+fn malloc_filter(bloom: &BloomFilterPolicy, keys: Keys<'_>) -> Option<(*mut c_char, usize)> {
+    let mut buffer = Zeroed::new(bloom.filter_len(keys.len())?)?;
+    bloom.write_filter(keys.iter(), buffer.bytes()).ok()?;
+    Some(buffer.hand_out())
+}
+
+/// `create_filter` for an already resolved policy: the real filter, else the
+/// match-all filter, else NULL with length 0. Shared with the LevelDB callbacks.
+///
+/// # Safety
+/// As for `leveldb_filterpolicy_create_filter`.
+pub(crate) unsafe fn create_filter(
+    bloom: Option<&BloomFilterPolicy>,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: c_int,
+    filter_length: *mut size_t,
+) -> *mut c_char {
+    // SAFETY: the caller passes NULL or a writable size_t.
+    let Some(filter_length) = (unsafe { filter_length.as_mut() }) else {
+        return ptr::null_mut();
+    };
+    let real = || {
+        let num_keys = usize::try_from(num_keys).ok()?;
+        // SAFETY: the caller's promise about the arrays.
+        let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) }?;
+        malloc_filter(bloom?, keys)
+    };
+    let filter = real().or_else(|| malloc_copy(&MATCH_ALL_FILTER));
+    let (buffer, len) = filter.unwrap_or((ptr::null_mut(), 0));
+    *filter_length = len;
+    buffer
+}
+
+/// `key_may_match` once a policy was found: bad pointers answer 1 (may match).
+///
+/// # Safety
+/// As for `leveldb_filterpolicy_key_may_match`.
+#[inline(always)]
+pub(crate) unsafe fn key_may_match(
+    policy: &Policy,
+    key: *const c_char,
+    length: size_t,
+    filter: *const c_char,
+    filter_length: size_t,
+) -> u8 {
+    // SAFETY: the caller's promise about both buffers.
+    match unsafe { (bytes(key, length), bytes(filter, filter_length)) } {
+        (Some(key), Some(filter)) => {
+            Filter::cached(filter, &policy.reciprocals, policy.bloom.format())
+                .may_contain(key)
+                .into()
+        }
+        _ => 1,
+    }
+}
+
+/// A policy handle of this library's own: never a LevelDB object; NULL when memory
+/// runs out.
+pub(crate) fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
+    let Some(policy) = Policy::new(bloom) else {
+        return ptr::null_mut();
+    };
+    let policy = Box::into_raw(policy);
+    if handle::register(policy as usize, policy) {
+        policy.cast()
+    } else {
+        // SAFETY: just made by Box::into_raw and never shared.
+        drop(unsafe { Box::from_raw(policy) });
+        ptr::null_mut()
+    }
+}
+
+/// Frees `handle` if it is one of this library's own (from [`new_own_handle`]) and
+/// says whether it was; anything else (NULL, a LevelDB object) is left alone.
+pub(crate) fn free_own_handle(handle: *mut leveldb_filterpolicy_t) -> bool {
+    match handle::lookup(handle as usize) {
+        Some(policy) if policy.cast() == handle => {
+            if handle::unregister(handle as usize).is_some() {
+                // SAFETY: made by Box::into_raw in `new_own_handle`; unregistering
+                // succeeded here only, so it is freed once.
+                drop(unsafe { Box::from_raw(policy) });
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// LevelDB's bits per key: a policy for any `bits_per_key` ≥ 0, in `format`;
+/// `None` for a negative one (undefined in LevelDB).
+pub(crate) fn bits_per_key(bits_per_key: c_int, format: Format) -> Option<BloomFilterPolicy> {
+    u32::try_from(bits_per_key)
+        .ok()
+        .map(|bits_per_key| BloomFilterPolicy::with_format(bits_per_key, format))
+}
