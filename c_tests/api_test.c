@@ -416,6 +416,31 @@ static void many_policies(void) {
   for (i = 0; i < MANY_POLICIES; i++) leveldb_filterpolicy_destroy(live[i]);
 }
 
+/* The leveldb_bloom_ names and their leveldb_filterpolicy_ aliases are one function. */
+static void own_names_and_aliases(void) {
+  leveldb_filterpolicy_t* policy = leveldb_bloom_policy_create(10);
+  size_t own_length, alias_length;
+  char* own = leveldb_bloom_create_filter(policy, HELLO_WORLD, HELLO_WORLD_LENGTHS, 2, &own_length);
+  char* alias =
+      leveldb_filterpolicy_create_filter(policy, HELLO_WORLD, HELLO_WORLD_LENGTHS, 2, &alias_length);
+  uint8_t own_results[2], alias_results[2];
+  CHECK(same_bytes("leveldb_bloom_create_filter", own, own_length,
+                   (const unsigned char*)alias, alias_length));
+  CHECK(leveldb_bloom_policy_name(policy) == leveldb_filterpolicy_name(policy));
+  CHECK(leveldb_bloom_key_may_match(policy, "hello", 5, own, own_length) == 1);
+  CHECK(leveldb_bloom_key_may_match(policy, "hello", 5, own, own_length) ==
+        leveldb_filterpolicy_key_may_match(policy, "hello", 5, own, own_length));
+  leveldb_bloom_key_may_match_batch(policy, HELLO_WORLD, HELLO_WORLD_LENGTHS, 2, own, own_length,
+                                    own_results);
+  leveldb_filterpolicy_key_may_match_batch(policy, HELLO_WORLD, HELLO_WORLD_LENGTHS, 2, own,
+                                           own_length, alias_results);
+  CHECK(own_results[0] == 1 && own_results[1] == 1 && alias_results[0] == 1 &&
+        alias_results[1] == 1);
+  free(own);
+  free(alias);
+  leveldb_bloom_policy_destroy(policy);
+}
+
 int main(void) {
   leveldb_is_not_loaded();
   create_and_destroy();
@@ -427,6 +452,7 @@ int main(void) {
   filter_too_large();
   key_may_match();
   write_filter();
+  own_names_and_aliases();
   many_policies();
   if (check_failures == 0) printf("api_test: all checks passed\n");
   return check_exit_code();

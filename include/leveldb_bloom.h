@@ -70,11 +70,11 @@ extern "C" {
 // # Safety
 // Non-NULL arrays must hold `num_keys` entries, and each non-NULL key as many
 // readable bytes as its length.
-char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
-                                         const char *const *key_array,
-                                         const size_t *key_length_array,
-                                         int num_keys,
-                                         size_t *filter_length);
+char *leveldb_bloom_create_filter(const leveldb_filterpolicy_t *policy,
+                                  const char *const *key_array,
+                                  const size_t *key_length_array,
+                                  int num_keys,
+                                  size_t *filter_length);
 
 // Whether `key` may be in `filter`: LevelDB's `KeyMayMatch`, for any bytes at all.
 // Returns 0 when the key is certainly absent, 1 when it may be present.
@@ -88,13 +88,13 @@ char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
 //
 // # Safety
 // Non-NULL `key` and `filter` must be readable for their lengths.
-uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
-                                           const char *key,
-                                           size_t length,
-                                           const char *filter,
-                                           size_t filter_length);
+uint8_t leveldb_bloom_key_may_match(const leveldb_filterpolicy_t *policy,
+                                    const char *key,
+                                    size_t length,
+                                    const char *filter,
+                                    size_t filter_length);
 
-// `leveldb_filterpolicy_key_may_match` for `num_keys` keys at once: writes to
+// `leveldb_bloom_key_may_match` for `num_keys` keys at once: writes to
 // `results[i]` exactly what it returns for key i (`key_length_array[i]` bytes at
 // `key_array[i]`), 0 for certainly absent, 1 for may be present. Faster per key than
 // one call each: keys are hashed in groups (with AVX2 or AVX-512 where the CPU has
@@ -113,15 +113,15 @@ uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
 // `results` must be NULL or writable for `num_keys` bytes; non-NULL arrays must hold
 // `num_keys` entries, each non-NULL key as many readable bytes as its length, and a
 // non-NULL `filter` `filter_length` bytes. `policy` must not be destroyed meanwhile.
-void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
-                                              const char *const *key_array,
-                                              const size_t *key_length_array,
-                                              size_t num_keys,
-                                              const char *filter,
-                                              size_t filter_length,
-                                              uint8_t *results);
+void leveldb_bloom_key_may_match_batch(const leveldb_filterpolicy_t *policy,
+                                       const char *const *key_array,
+                                       const size_t *key_length_array,
+                                       size_t num_keys,
+                                       const char *filter,
+                                       size_t filter_length,
+                                       uint8_t *results);
 
-// The length in bytes of the filter `leveldb_filterpolicy_create_filter` would build
+// The length in bytes of the filter `leveldb_bloom_create_filter` would build
 // for `num_keys` keys (k byte included), so a caller can provide the memory to
 // `leveldb_bloom_write_filter`. Returns 0 for NULL or unknown `policy`, or a filter
 // too large to address.
@@ -135,13 +135,13 @@ size_t leveldb_bloom_filter_length(const leveldb_filterpolicy_t *policy, size_t 
 // num_keys)`.
 //
 // Returns how many bytes at the start of `out` now hold a filter: `out_length` on
-// success. On a bad input (as for `leveldb_filterpolicy_create_filter`, or a wrong
+// success. On a bad input (as for `leveldb_bloom_create_filter`, or a wrong
 // `out_length`) it writes the 2-byte match-all filter `00 FF` at the start of `out`,
 // leaves the rest of `out` as it was, and returns 2; if `out` is NULL or shorter
 // than 2 bytes, it writes nothing and returns 0.
 //
 // # Safety
-// As for `leveldb_filterpolicy_create_filter`; a non-NULL `out` must be writable for
+// As for `leveldb_bloom_create_filter`; a non-NULL `out` must be writable for
 // `out_length` bytes.
 size_t leveldb_bloom_write_filter(const leveldb_filterpolicy_t *policy,
                                   const char *const *key_array,
@@ -149,6 +149,41 @@ size_t leveldb_bloom_write_filter(const leveldb_filterpolicy_t *policy,
                                   size_t num_keys,
                                   char *out,
                                   size_t out_length);
+
+// Alias of [`leveldb_bloom_create_filter`], under the name of LevelDB's C API
+// family it was first given. A future LevelDB could define that name; new code uses
+// the `leveldb_bloom_` one.
+//
+// # Safety
+// As for `leveldb_bloom_create_filter`.
+char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
+                                         const char *const *key_array,
+                                         const size_t *key_length_array,
+                                         int num_keys,
+                                         size_t *filter_length);
+
+// Alias of [`leveldb_bloom_key_may_match`] (see `leveldb_filterpolicy_create_filter`).
+//
+// # Safety
+// As for `leveldb_bloom_key_may_match`.
+uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
+                                           const char *key,
+                                           size_t length,
+                                           const char *filter,
+                                           size_t filter_length);
+
+// Alias of [`leveldb_bloom_key_may_match_batch`] (see
+// `leveldb_filterpolicy_create_filter`).
+//
+// # Safety
+// As for `leveldb_bloom_key_may_match_batch`.
+void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
+                                              const char *const *key_array,
+                                              const size_t *key_length_array,
+                                              size_t num_keys,
+                                              const char *filter,
+                                              size_t filter_length,
+                                              uint8_t *results);
 
 // Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
 // each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
@@ -220,14 +255,14 @@ void leveldb_bloom_policy_destroy(leveldb_filterpolicy_t *policy);
 //
 // # Safety
 // `policy` must be NULL or a policy that is not being destroyed concurrently.
-const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
+const char *leveldb_bloom_policy_name(const leveldb_filterpolicy_t *policy);
 
 // This library's version, `"MAJOR.MINOR.PATCH"` (Cargo.toml's), a static string,
 // never freed. The header's `LEVELDB_BLOOM_VERSION` is the version it was generated
 // for; a program can compare the two at start-up.
 const char *leveldb_bloom_version(void);
 
-// The SIMD level this process hashes keys with in `leveldb_filterpolicy_key_may_match_batch`
+// The SIMD level this process hashes keys with in `leveldb_bloom_key_may_match_batch`
 // and when building filters: `"avx512"`, `"avx2"` or `"scalar"`, a static string.
 //
 // It is the best the CPU has, unless the environment variable `LEVELDB_BLOOM_SIMD`
@@ -254,6 +289,14 @@ const char *leveldb_bloom_simd_level(void);
 //
 // The answer can change when LevelDB is loaded later.
 int leveldb_bloom_swap_status(void);
+
+// Alias of [`leveldb_bloom_policy_name`], under the name of LevelDB's C API family it
+// was first given. A future LevelDB could define that name; new code uses the
+// `leveldb_bloom_` one.
+//
+// # Safety
+// As for `leveldb_bloom_policy_name`.
+const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
 
 #ifdef __cplusplus
 }  // extern "C"

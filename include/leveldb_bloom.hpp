@@ -107,7 +107,7 @@ class Policy {
 
   /// "leveldb.BuiltinBloomFilter2" ("leveldb.BuiltinBloomFilter" for a legacy
   /// policy), a static string; nullptr if empty.
-  const char* name() const { return leveldb_filterpolicy_name(ptr_.get()); }
+  const char* name() const { return leveldb_bloom_policy_name(ptr_.get()); }
 
   /// The length of the filter for `num_keys` keys, k byte included; 0 if empty or
   /// too large to address.
@@ -163,7 +163,7 @@ class Policy {
   /// keys. Works on any bytes; an empty policy answers true.
   bool key_may_match(const char* key, std::size_t length, const char* filter,
                      std::size_t filter_length) const {
-    return leveldb_filterpolicy_key_may_match(ptr_.get(), key, length, filter, filter_length) !=
+    return leveldb_bloom_key_may_match(ptr_.get(), key, length, filter, filter_length) !=
            0;
   }
 

@@ -319,7 +319,7 @@ fn explicit_cxx_header_gives_the_same_tables_in_either_link_order() {
         read_back.read_counts();
         assert!(read_back.binds(
             &explicit,
-            "leveldb_filterpolicy_key_may_match",
+            "leveldb_bloom_key_may_match",
             "libleveldb_bloom"
         ));
         read(&stock, Swap::None, &dir);

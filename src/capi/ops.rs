@@ -81,7 +81,7 @@ fn malloc_filter(bloom: &BloomFilterPolicy, keys: Keys<'_>) -> Option<(*mut c_ch
 /// match-all filter, else NULL with length 0. Shared with the LevelDB callbacks.
 ///
 /// # Safety
-/// As for `leveldb_filterpolicy_create_filter`.
+/// As for `leveldb_bloom_create_filter`.
 pub(crate) unsafe fn create_filter(
     bloom: Option<&BloomFilterPolicy>,
     key_array: *const *const c_char,
@@ -108,7 +108,7 @@ pub(crate) unsafe fn create_filter(
 /// `key_may_match` once a policy was found: bad pointers answer 1 (may match).
 ///
 /// # Safety
-/// As for `leveldb_filterpolicy_key_may_match`.
+/// As for `leveldb_bloom_key_may_match`.
 #[inline(always)]
 pub(crate) unsafe fn key_may_match(
     policy: &Policy,

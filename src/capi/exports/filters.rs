@@ -34,7 +34,7 @@ use crate::simd::SimdLevel;
 /// Non-NULL arrays must hold `num_keys` entries, and each non-NULL key as many
 /// readable bytes as its length.
 #[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_create_filter(
+pub unsafe extern "C" fn leveldb_bloom_create_filter(
     policy: *const leveldb_filterpolicy_t,
     key_array: *const *const c_char,
     key_length_array: *const size_t,
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn leveldb_filterpolicy_create_filter(
 /// # Safety
 /// Non-NULL `key` and `filter` must be readable for their lengths.
 #[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match(
+pub unsafe extern "C" fn leveldb_bloom_key_may_match(
     policy: *const leveldb_filterpolicy_t,
     key: *const c_char,
     length: size_t,
@@ -93,7 +93,7 @@ pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match(
     )
 }
 
-/// `leveldb_filterpolicy_key_may_match` for `num_keys` keys at once: writes to
+/// `leveldb_bloom_key_may_match` for `num_keys` keys at once: writes to
 /// `results[i]` exactly what it returns for key i (`key_length_array[i]` bytes at
 /// `key_array[i]`), 0 for certainly absent, 1 for may be present. Faster per key than
 /// one call each: keys are hashed in groups (with AVX2 or AVX-512 where the CPU has
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match(
 /// `num_keys` entries, each non-NULL key as many readable bytes as its length, and a
 /// non-NULL `filter` `filter_length` bytes. `policy` must not be destroyed meanwhile.
 #[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match_batch(
+pub unsafe extern "C" fn leveldb_bloom_key_may_match_batch(
     policy: *const leveldb_filterpolicy_t,
     key_array: *const *const c_char,
     key_length_array: *const size_t,
@@ -173,7 +173,7 @@ pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match_batch(
     );
 }
 
-/// The length in bytes of the filter `leveldb_filterpolicy_create_filter` would build
+/// The length in bytes of the filter `leveldb_bloom_create_filter` would build
 /// for `num_keys` keys (k byte included), so a caller can provide the memory to
 /// `leveldb_bloom_write_filter`. Returns 0 for NULL or unknown `policy`, or a filter
 /// too large to address.
@@ -201,13 +201,13 @@ pub unsafe extern "C" fn leveldb_bloom_filter_length(
 /// num_keys)`.
 ///
 /// Returns how many bytes at the start of `out` now hold a filter: `out_length` on
-/// success. On a bad input (as for `leveldb_filterpolicy_create_filter`, or a wrong
+/// success. On a bad input (as for `leveldb_bloom_create_filter`, or a wrong
 /// `out_length`) it writes the 2-byte match-all filter `00 FF` at the start of `out`,
 /// leaves the rest of `out` as it was, and returns 2; if `out` is NULL or shorter
 /// than 2 bytes, it writes nothing and returns 0.
 ///
 /// # Safety
-/// As for `leveldb_filterpolicy_create_filter`; a non-NULL `out` must be writable for
+/// As for `leveldb_bloom_create_filter`; a non-NULL `out` must be writable for
 /// `out_length` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_bloom_write_filter(
@@ -250,5 +250,70 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
         // SAFETY: `out` is writable for at least these 2 bytes, checked above.
         unsafe { ptr::copy_nonoverlapping(MATCH_ALL_FILTER.as_ptr(), out.cast(), 2) };
         MATCH_ALL_FILTER.len()
+    }
+}
+
+/// Alias of [`leveldb_bloom_create_filter`], under the name of LevelDB's C API
+/// family it was first given. A future LevelDB could define that name; new code uses
+/// the `leveldb_bloom_` one.
+///
+/// # Safety
+/// As for `leveldb_bloom_create_filter`.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_create_filter(
+    policy: *const leveldb_filterpolicy_t,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: c_int,
+    filter_length: *mut size_t,
+) -> *mut c_char {
+    // SAFETY: the caller's promises, passed on.
+    unsafe {
+        leveldb_bloom_create_filter(policy, key_array, key_length_array, num_keys, filter_length)
+    }
+}
+
+/// Alias of [`leveldb_bloom_key_may_match`] (see `leveldb_filterpolicy_create_filter`).
+///
+/// # Safety
+/// As for `leveldb_bloom_key_may_match`.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match(
+    policy: *const leveldb_filterpolicy_t,
+    key: *const c_char,
+    length: size_t,
+    filter: *const c_char,
+    filter_length: size_t,
+) -> u8 {
+    // SAFETY: the caller's promises, passed on.
+    unsafe { leveldb_bloom_key_may_match(policy, key, length, filter, filter_length) }
+}
+
+/// Alias of [`leveldb_bloom_key_may_match_batch`] (see
+/// `leveldb_filterpolicy_create_filter`).
+///
+/// # Safety
+/// As for `leveldb_bloom_key_may_match_batch`.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match_batch(
+    policy: *const leveldb_filterpolicy_t,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: size_t,
+    filter: *const c_char,
+    filter_length: size_t,
+    results: *mut u8,
+) {
+    // SAFETY: the caller's promises, passed on.
+    unsafe {
+        leveldb_bloom_key_may_match_batch(
+            policy,
+            key_array,
+            key_length_array,
+            num_keys,
+            filter,
+            filter_length,
+            results,
+        )
     }
 }

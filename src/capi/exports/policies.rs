@@ -107,7 +107,7 @@ pub unsafe extern "C" fn leveldb_bloom_policy_destroy(policy: *mut leveldb_filte
 /// # Safety
 /// `policy` must be NULL or a policy that is not being destroyed concurrently.
 #[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_name(
+pub unsafe extern "C" fn leveldb_bloom_policy_name(
     policy: *const leveldb_filterpolicy_t,
 ) -> *const c_char {
     guard(ptr::null, || {
@@ -130,7 +130,7 @@ pub extern "C" fn leveldb_bloom_version() -> *const c_char {
     guard(ptr::null, || VERSION.as_ptr())
 }
 
-/// The SIMD level this process hashes keys with in `leveldb_filterpolicy_key_may_match_batch`
+/// The SIMD level this process hashes keys with in `leveldb_bloom_key_may_match_batch`
 /// and when building filters: `"avx512"`, `"avx2"` or `"scalar"`, a static string.
 ///
 /// It is the best the CPU has, unless the environment variable `LEVELDB_BLOOM_SIMD`
@@ -196,4 +196,18 @@ pub extern "C" fn leveldb_bloom_swap_status() -> c_int {
         || 0,
         || dropin::swap_status(LEVELDB_BLOOM_SWAP_C_API, LEVELDB_BLOOM_SWAP_CXX_API),
     )
+}
+
+/// Alias of [`leveldb_bloom_policy_name`], under the name of LevelDB's C API family it
+/// was first given. A future LevelDB could define that name; new code uses the
+/// `leveldb_bloom_` one.
+///
+/// # Safety
+/// As for `leveldb_bloom_policy_name`.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_filterpolicy_name(
+    policy: *const leveldb_filterpolicy_t,
+) -> *const c_char {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { leveldb_bloom_policy_name(policy) }
 }
