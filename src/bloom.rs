@@ -16,7 +16,19 @@ pub(crate) use remainder::ReciprocalCache;
 use remainder::{BitCount, Locate, SmallArray};
 
 /// The name LevelDB stores with every filter block of this format.
-pub const POLICY_NAME: &str = "leveldb.BuiltinBloomFilter2";
+pub const POLICY_NAME: &str = c_str_text(POLICY_NAME_C);
+
+/// [`POLICY_NAME`] as a C string, for the C API.
+pub(crate) const POLICY_NAME_C: &std::ffi::CStr = c"leveldb.BuiltinBloomFilter2";
+
+/// The text of a C string that is UTF-8 (checked when compiled): so that each name
+/// is written once, as a C string, and read as `&str` too.
+pub(crate) const fn c_str_text(name: &'static std::ffi::CStr) -> &'static str {
+    match name.to_str() {
+        Ok(text) => text,
+        Err(_) => panic!("a policy name is UTF-8"),
+    }
+}
 
 /// The seed of LevelDB's `BloomHash`.
 pub(crate) const HASH_SEED: u32 = 0xbc9f1d34;

@@ -317,11 +317,7 @@ fn explicit_cxx_header_gives_the_same_tables_in_either_link_order() {
         );
         let read_back = run(&explicit, Swap::None, "read", &dir, KEYS, &bindings);
         read_back.read_counts();
-        assert!(read_back.binds(
-            &explicit,
-            "leveldb_bloom_key_may_match",
-            "libleveldb_bloom"
-        ));
+        assert!(read_back.binds(&explicit, "leveldb_bloom_key_may_match", "libleveldb_bloom"));
         read(&stock, Swap::None, &dir);
     }
 }

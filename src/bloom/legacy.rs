@@ -10,11 +10,14 @@
 //! in the current format, and its bits are exactly goleveldb's.
 
 use super::remainder::{BitCount, Locate};
-use super::{bloom_hash, set_all, Probes, HASH_SEED, POLICY_NAME};
+use super::{bloom_hash, c_str_text, set_all, Probes, HASH_SEED, POLICY_NAME, POLICY_NAME_C};
 use crate::hash::{hash_with, tail_is_ambiguous, TailBytes};
 
 /// The name goleveldb and LevelDB before 1.18 store with their filter blocks.
-pub const LEGACY_POLICY_NAME: &str = "leveldb.BuiltinBloomFilter";
+pub const LEGACY_POLICY_NAME: &str = c_str_text(LEGACY_POLICY_NAME_C);
+
+/// [`LEGACY_POLICY_NAME`] as a C string, for the C API.
+const LEGACY_POLICY_NAME_C: &std::ffi::CStr = c"leveldb.BuiltinBloomFilter";
 
 /// Which filter blocks a [`BloomFilterPolicy`](super::BloomFilterPolicy) writes and
 /// reads: their name, and how the key's hash is read.
@@ -38,6 +41,14 @@ impl Format {
         match self {
             Self::Current => POLICY_NAME,
             Self::Legacy => LEGACY_POLICY_NAME,
+        }
+    }
+
+    /// [`name`](Self::name) as a C string.
+    pub(crate) fn c_name(self) -> &'static std::ffi::CStr {
+        match self {
+            Self::Current => POLICY_NAME_C,
+            Self::Legacy => LEGACY_POLICY_NAME_C,
         }
     }
 }

@@ -14,10 +14,7 @@ use crate::bloom::{BloomFilterPolicy, Filter, Format, MATCH_ALL_FILTER};
 
 /// The name of `bloom`'s filter format, as a static C string.
 pub(crate) fn name_of(bloom: &BloomFilterPolicy) -> &'static CStr {
-    match bloom.format() {
-        Format::Current => c"leveldb.BuiltinBloomFilter2",
-        Format::Legacy => c"leveldb.BuiltinBloomFilter",
-    }
+    bloom.format().c_name()
 }
 
 /// The policy behind a handle this library returned and has not destroyed.
