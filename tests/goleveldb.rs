@@ -12,6 +12,8 @@
 
 mod common;
 
+use std::collections::BTreeMap;
+
 use std::ffi::c_int;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -117,28 +119,10 @@ fn legacy_db() -> &'static Path {
     })
 }
 
-/// The counting shim of c_tests/count_filter_calls.c, for `LD_PRELOAD`.
-fn count_shim() -> &'static Path {
-    static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| {
-        Program::new(
-            "count_filter_calls_legacy.so",
-            Lang::C99,
-            &["c_tests/count_filter_calls.c"],
-        )
-        .arg("-shared")
-        .arg("-fPIC")
-        // Kept as a dependency: libleveldb_bloom finds LevelDB's destroy through it.
-        .arg("-Wl,--no-as-needed")
-        .arg("-lleveldb")
-        .build()
-    })
-}
-
 /// Runs legacy_db with the counting shim; returns its stdout and the shim's counts.
-fn run_legacy_db(args: &[&Path]) -> (String, Vec<(String, String)>) {
+fn run_legacy_db(args: &[&Path]) -> (String, BTreeMap<String, String>) {
     let mut command = common::command(legacy_db());
-    command.args(args).env("LD_PRELOAD", count_shim());
+    command.args(args).env("LD_PRELOAD", common::count_shim());
     let output = command.output().expect("legacy_db runs");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -146,21 +130,11 @@ fn run_legacy_db(args: &[&Path]) -> (String, Vec<(String, String)>) {
         output.status.success(),
         "{command:?} failed\n{stdout}\n{stderr}"
     );
-    let report = stderr
-        .lines()
-        .find_map(|line| line.strip_prefix("filter calls: "))
-        .expect("the counting shim reports");
-    let counts = report
-        .split(' ')
-        .filter_map(|pair| pair.split_once('='))
-        .map(|(key, value)| (key.to_string(), value.to_string()))
-        .collect();
-    (stdout, counts)
+    (stdout, common::filter_calls(&stderr))
 }
 
-fn count(counts: &[(String, String)], name: &str) -> u64 {
-    let value = &counts.iter().find(|(key, _)| key == name).expect(name).1;
-    value.parse().expect("a count")
+fn count(counts: &BTreeMap<String, String>, name: &str) -> u64 {
+    counts[name].parse().expect("a count")
 }
 
 #[test]
@@ -181,7 +155,7 @@ fn leveldb_reads_a_goleveldb_database_through_its_filters() {
         stdout,
         format!("found {KEYS} of {KEYS}, absent {KEYS} of {KEYS}\n")
     );
-    let callbacks_in = &counts.iter().find(|(k, _)| k == "callbacks_in").unwrap().1;
+    let callbacks_in = &counts["callbacks_in"];
     assert!(callbacks_in.contains("libleveldb_bloom"), "{counts:?}");
     assert!(count(&counts, "policies") >= 1, "{counts:?}");
     // Every absent key lies inside some table's range, so a filter is asked about it;
