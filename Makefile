@@ -42,6 +42,7 @@ BENCH := $(LIBDIR)/leveldb_bloom_bench
 bench: deps build
 	$(CXX) -std=c++17 -O2 $(CSTRICT) -Iinclude benches/bench.cc -o $(BENCH) -lleveldb -ldl
 	$(BENCH) $(abspath $(LIB)) $(BENCH_ARGS)
+	scripts/bench-audit $(BENCH) $(LIBDIR)/leveldb-bloom
 
 # Differential fuzzing against LevelDB for FUZZ_SECONDS (needs clang; see scripts/fuzz).
 # UPDATE_CORPUS=1 replaces fuzz/corpus with the minimised result (commit it; `make
