@@ -106,7 +106,6 @@ pub(crate) unsafe fn create_filter(
 ///
 /// # Safety
 /// As for `leveldb_bloom_key_may_match`.
-#[inline(always)]
 pub(crate) unsafe fn key_may_match(
     policy: &Policy,
     key: *const c_char,
