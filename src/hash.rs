@@ -1,6 +1,21 @@
 //! LevelDB's `Hash(data, n, seed)` (util/hash.cc), a Murmur-like hash.
 
+use crate::format::HASH_SEED;
+
 pub(crate) const MULTIPLIER: u32 = 0xc6a4a793;
+
+/// LevelDB's `BloomHash`: the hash of a key in a bloom filter, [`hash`] with the
+/// filters' seed.
+///
+/// ```
+/// use leveldb_bloom::hash::{bloom_hash, hash};
+///
+/// assert_eq!(bloom_hash(b"hello"), hash(b"hello", 0xbc9f1d34));
+/// ```
+#[inline]
+pub fn bloom_hash(key: &[u8]) -> u32 {
+    hash(key, HASH_SEED)
+}
 
 /// How the 1–3 bytes after the last whole word are added in: the one point where
 /// LevelDB's hash has had two readings.

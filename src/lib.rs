@@ -81,12 +81,12 @@
 
 pub mod bloom;
 mod capi;
+mod format;
 pub mod hash;
+mod reduce;
 #[cfg(feature = "rusty-leveldb")]
 mod rusty;
 mod simd;
 
-pub use bloom::{
-    BloomFilterPolicy, Filter, Format, WrongFilterLength, LEGACY_POLICY_NAME, MATCH_ALL_FILTER,
-    POLICY_NAME,
-};
+pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
+pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};

@@ -9,7 +9,8 @@
 
 use rusty_leveldb::FilterPolicy;
 
-use crate::bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
+use crate::bloom::BloomFilterPolicy;
+use crate::format::MATCH_ALL_FILTER;
 
 /// The policy's own format: [`BloomFilterPolicy::legacy`] writes and reads
 /// `leveldb.BuiltinBloomFilter` filters in rusty-leveldb too.

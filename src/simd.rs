@@ -1,101 +1,27 @@
 //! Hashing many keys at once with AVX2 (8 keys) or AVX-512 (16 keys), and locating
-//! the probes of 16 keys at once, chosen at run time, with the scalar code as the
-//! fallback and the reference; and prefetching.
+//! the probes of 16 keys at once, at the level `level` chooses, with the scalar code
+//! as the fallback and the reference; and prefetching.
 //!
 //! This is the one module of the core with `unsafe`: calls into functions compiled
-//! for a CPU feature (made only after the feature was detected), unaligned vector
-//! loads and stores, filter lookups at byte offsets checked in vectors beforehand
-//! ([`Located`]), and the prefetch instruction.
-//!
-//! The level is the best the CPU has, or the one `LEVELDB_BLOOM_SIMD` asks for
-//! (`scalar`, `avx2` or `avx512`; read once, at the first call that needs it), so
-//! that every path can be run and tested on a machine that has them all. A level the
-//! CPU lacks falls back to the best one below it; any other value is ignored.
+//! for a CPU feature (only through a level that proves the feature, see `level`),
+//! unaligned vector loads and stores, filter lookups at byte offsets checked in
+//! vectors beforehand ([`Located`]), and the prefetch instruction.
 
-use std::ffi::CStr;
-use std::sync::OnceLock;
+mod level;
 
-use crate::bloom::{all_probes_set, bloom_hash, FastRemainder, MAX_PROBES, PROBES_PER_BRANCH};
+use crate::format::MAX_PROBES;
+use crate::hash::bloom_hash;
+use crate::reduce::FastRemainder;
+pub(crate) use level::{SimdLevel, Vector};
 
-/// How keys are hashed in bulk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum SimdLevel {
-    Scalar,
-    Avx2,
-    Avx512,
-}
-
-/// The environment variable that forces a level.
-pub(crate) const LEVEL_VARIABLE: &str = "LEVELDB_BLOOM_SIMD";
-
-impl SimdLevel {
-    pub(crate) const ALL: [Self; 3] = [Self::Scalar, Self::Avx2, Self::Avx512];
-
-    /// The level's name, as `LEVELDB_BLOOM_SIMD` spells it.
-    pub(crate) fn name(self) -> &'static CStr {
-        match self {
-            Self::Scalar => c"scalar",
-            Self::Avx2 => c"avx2",
-            Self::Avx512 => c"avx512",
-        }
-    }
-
-    /// Whether this CPU can run the level.
-    pub(crate) fn is_available(self) -> bool {
-        match self {
-            Self::Scalar => true,
-            #[cfg(target_arch = "x86_64")]
-            Self::Avx2 => is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
-            Self::Avx512 => {
-                is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq")
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            Self::Avx2 | Self::Avx512 => false,
-        }
-    }
-
-    /// The level in use: chosen once per process.
-    pub(crate) fn active() -> Self {
-        static ACTIVE: OnceLock<SimdLevel> = OnceLock::new();
-        *ACTIVE.get_or_init(|| {
-            let requested = std::env::var_os(LEVEL_VARIABLE);
-            let requested = requested.as_ref().map(|value| value.as_encoded_bytes());
-            let ceiling = Self::ALL
-                .into_iter()
-                .find(|level| requested == Some(level.name().to_bytes()))
-                .unwrap_or(Self::Avx512);
-            Self::best_up_to(ceiling)
-        })
-    }
-
-    fn best_up_to(ceiling: Self) -> Self {
-        Self::ALL
-            .into_iter()
-            .rev()
-            .find(|level| *level <= ceiling && level.is_available())
-            .unwrap_or(Self::Scalar)
-    }
-}
-
-/// `out[i] = bloom_hash(keys[i])`, computed at `level`, which must be available.
+/// `out[i] = bloom_hash(keys[i])`, computed at `level`.
 pub(crate) fn bloom_hashes(level: SimdLevel, keys: &[&[u8]], out: &mut [u32]) {
-    debug_assert!(level.is_available());
-    match level {
-        SimdLevel::Scalar => scalar(keys, out),
+    match level.vector() {
+        None => scalar(keys, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx2 => {
-            // SAFETY: levels other than Scalar are used only where `is_available`
-            // found the CPU features (`SimdLevel::active`, and the tests).
-            unsafe { avx2::bloom_hashes(keys, out) }
-        }
+        Some(Vector::Avx2(avx2)) => avx2.bloom_hashes(keys, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx512 => {
-            // SAFETY: as above.
-            unsafe { avx512::bloom_hashes(keys, out) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        SimdLevel::Avx2 | SimdLevel::Avx512 => scalar(keys, out),
+        Some(Vector::Avx512(avx512)) => avx512.bloom_hashes(keys, out),
     }
 }
 
@@ -133,64 +59,73 @@ impl Located {
         }
     }
 
-    /// Requests the lines of the probes each key is sure to test (see
-    /// `all_probes_set`) from memory, for the bit array at `array`.
+    /// How many keys were located.
     #[inline(always)]
-    pub(crate) fn prefetch(&self, array: *const u8) {
-        for row in &self.bytes[..usize::from(self.probes.min(PROBES_PER_BRANCH))] {
+    pub(crate) fn keys(&self) -> usize {
+        self.keys
+    }
+
+    /// How many probes each key has.
+    #[inline(always)]
+    pub(crate) fn probes(&self) -> u8 {
+        self.probes
+    }
+
+    /// Requests from memory the lines of the first `rows` probes of every key, for
+    /// the bit array at `array`.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, array: *const u8, rows: u8) {
+        for row in &self.bytes[..usize::from(rows.min(self.probes))] {
             for &byte in &row[..self.keys] {
                 prefetch(array.wrapping_add(byte as usize));
             }
         }
     }
 
-    /// The bit of probe `i` of key `j`.
+    /// The bits of key `j`'s probes in `array`, by probe index: 1 if set.
+    ///
+    /// # Panics
+    /// If `array` is not the length the probes were located for.
     #[inline(always)]
-    fn bit(&self, array: &[u8], i: u8, j: usize) -> u8 {
-        let (byte, bit) = (self.bytes[usize::from(i)][j], self.bits[usize::from(i)][j]);
-        debug_assert!((byte as usize) < array.len() && array.len() == self.array_len);
-        // SAFETY: `locate` checked that every byte is below `array_len`, and the
-        // callers checked that `array` is that long.
-        (unsafe { *array.get_unchecked(byte as usize) } >> bit) & 1
-    }
-
-    /// Writes each key's answer to the next of `results`.
-    #[inline(always)]
-    pub(crate) fn answer<'r, T: From<bool> + 'r>(
-        &self,
-        array: &[u8],
-        results: &mut impl Iterator<Item = &'r mut T>,
-    ) {
+    pub(crate) fn key_bits<'s>(&'s self, array: &'s [u8], j: usize) -> impl Fn(u8) -> u8 + 's {
         assert_eq!(array.len(), self.array_len);
-        for (j, result) in (0..self.keys).zip(results) {
-            *result = all_probes_set(self.probes, |i| self.bit(array, i, j)).into();
+        move |i| {
+            let (byte, bit) = self.position(i, j);
+            // SAFETY: `locate` checked that every byte is below `array_len`, and
+            // `array` is that long (asserted above).
+            (unsafe { *array.get_unchecked(byte) } >> bit) & 1
         }
     }
 
-    /// Sets every probe bit of every key.
+    /// Sets every located bit in `array`, probe by probe (the order the vectors
+    /// stored them in).
+    ///
+    /// # Panics
+    /// As for [`key_bits`](Self::key_bits).
     #[inline(always)]
-    pub(crate) fn set(&self, array: &mut [u8]) {
+    pub(crate) fn set_bits(&self, array: &mut [u8]) {
         assert_eq!(array.len(), self.array_len);
-        for (row, bits) in self.bytes.iter().zip(&self.bits).take(self.probes.into()) {
-            for (&byte, &bit) in row.iter().zip(bits).take(self.keys) {
-                debug_assert!((byte as usize) < array.len());
-                // SAFETY: as in `bit`.
-                unsafe { *array.get_unchecked_mut(byte as usize) |= 1 << bit };
+        for i in 0..self.probes {
+            for j in 0..self.keys {
+                let (byte, bit) = self.position(i, j);
+                // SAFETY: as in `key_bits`.
+                unsafe { *array.get_unchecked_mut(byte) |= 1 << bit };
             }
         }
     }
-}
 
-/// Whether `level` locates probes in vectors ([`locate`]).
-pub(crate) fn locates(level: SimdLevel) -> bool {
-    level != SimdLevel::Scalar
+    #[inline(always)]
+    fn position(&self, i: u8, j: usize) -> (usize, u32) {
+        let (byte, bit) = (self.bytes[usize::from(i)][j], self.bits[usize::from(i)][j]);
+        debug_assert!((byte as usize) < self.array_len);
+        (byte as usize, bit)
+    }
 }
 
 /// Locates the probes of up to [`BLOCK`] `hashes` into `located`, in a bit array of
-/// `array_len` bytes, fewer than 2^32 bits, whose bit count is `bits`. `level` must
-/// be available and one that [`locates`].
+/// `array_len` bytes, fewer than 2^32 bits, whose bit count is `bits`.
 pub(crate) fn locate(
-    level: SimdLevel,
+    vector: Vector,
     array_len: usize,
     num_probes: u8,
     bits: FastRemainder,
@@ -202,19 +137,11 @@ pub(crate) fn locate(
     located.array_len = array_len;
     located.keys = hashes.len();
     located.probes = num_probes;
-    let in_range = match level {
+    let in_range = match vector {
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx2 => {
-            // SAFETY: levels other than Scalar are used only where `is_available`
-            // found the CPU features (`SimdLevel::active`, and the tests).
-            unsafe { avx2::locate(bits, num_probes, hashes, located) }
-        }
+        Vector::Avx2(avx2) => avx2.locate(bits, num_probes, hashes, located),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx512 => {
-            // SAFETY: as above.
-            unsafe { avx512::locate(bits, num_probes, hashes, located) }
-        }
-        _ => unreachable!("{level:?} does not locate probes"),
+        Vector::Avx512(avx512) => avx512.locate(bits, num_probes, hashes, located),
     };
     // The remainder is below the bit count (Lemire's theorem, and the exhaustive
     // tests of `FastRemainder`): this never fails, and the lookups rely on it.
@@ -254,7 +181,7 @@ macro_rules! lane_hasher {
     ($features:literal) => {
         /// `out[i] = bloom_hash(keys[i])`; the CPU must have the features.
         #[target_feature(enable = $features)]
-        pub(super) fn bloom_hashes(keys: &[&[u8]], out: &mut [u32]) {
+        fn bloom_hashes(keys: &[&[u8]], out: &mut [u32]) {
             let mut groups = keys.chunks_exact(LANES);
             let mut outs = out.chunks_exact_mut(LANES);
             for (group, out) in (&mut groups).zip(&mut outs) {
@@ -279,7 +206,7 @@ macro_rules! lane_hasher {
         fn same_length(keys: &[&[u8]; LANES], len: usize) -> V {
             assert!(len >= 16 && keys.iter().all(|key| key.len() == len));
             let words = len / 4;
-            let mut h = splat(crate::hash::initial_state(len, crate::bloom::HASH_SEED));
+            let mut h = splat(crate::hash::initial_state(len, crate::format::HASH_SEED));
             for chunk in 0..words / 4 {
                 // SAFETY: the chunk ends at 16 * (chunk + 1) <= 4 * words <= len.
                 let [w0, w1, w2, w3] = transpose(unsafe { rows(keys, 16 * chunk) });
@@ -309,7 +236,7 @@ macro_rules! lane_hasher {
             let shortest = keys.iter().map(|key| key.len()).min().unwrap_or(0);
             let chunks = shortest / 16;
             let mut h = to_vector(std::array::from_fn(|i| {
-                crate::hash::initial_state(keys[i].len(), crate::bloom::HASH_SEED)
+                crate::hash::initial_state(keys[i].len(), crate::format::HASH_SEED)
             }));
             for chunk in 0..chunks {
                 // SAFETY: 16 bytes at 16 * chunk end within the shortest key.
@@ -357,14 +284,7 @@ mod tests {
             keys.push(&bytes[start * 7..start * 7 + 16]);
         }
         let expected: Vec<u32> = keys.iter().map(|key| bloom_hash(key)).collect();
-        for level in SimdLevel::ALL {
-            if !level.is_available() {
-                eprintln!(
-                    "SIMD level {:?} not available on this CPU: skipped",
-                    level.name()
-                );
-                continue;
-            }
+        for level in SimdLevel::each_available() {
             // Every group size and offset, so short and padded groups are covered.
             for window in [1, 7, 8, 9, 15, 16, 17, 31, 33, 64, keys.len()] {
                 for start in (0..keys.len()).step_by(window.max(61)) {
@@ -375,20 +295,10 @@ mod tests {
                         out,
                         expected[start..start + keys.len()],
                         "{:?}",
-                        level.name()
+                        level.name().as_c_str()
                     );
                 }
             }
         }
-    }
-
-    #[test]
-    fn levels_fall_back_to_what_the_cpu_has() {
-        assert_eq!(SimdLevel::best_up_to(SimdLevel::Scalar), SimdLevel::Scalar);
-        for ceiling in SimdLevel::ALL {
-            let chosen = SimdLevel::best_up_to(ceiling);
-            assert!(chosen <= ceiling && chosen.is_available());
-        }
-        assert!(SimdLevel::active().is_available());
     }
 }

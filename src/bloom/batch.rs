@@ -5,9 +5,9 @@
 //! the group are tested. Either way the filter's memory for many keys is fetched at
 //! once instead of one key's after another's.
 
-use super::remainder::{BitCount, FastRemainder, Locate};
-use super::{all_set, set_all, Probes};
-use crate::simd::{self, Located, SimdLevel, BLOCK};
+use super::probe::{all_probes_set, all_set, set_all, Probes, PROBES_PER_BRANCH};
+use crate::reduce::{BitCount, FastRemainder, Locate};
+use crate::simd::{self, Located, SimdLevel, Vector, BLOCK};
 
 /// Keys hashed per round.
 const GROUP: usize = 64;
@@ -43,7 +43,7 @@ fn for_each_group<'k>(
 /// before it is handled.
 #[inline(always)]
 fn for_each_located(
-    level: SimdLevel,
+    vector: Vector,
     (array, len): (*const u8, usize),
     num_probes: u8,
     bits: FastRemainder,
@@ -62,8 +62,9 @@ fn for_each_located(
         };
         if index < blocks {
             let block = &hashes[index * BLOCK..hashes.len().min((index + 1) * BLOCK)];
-            simd::locate(level, len, num_probes, bits, block, next);
-            next.prefetch(array);
+            simd::locate(vector, len, num_probes, bits, block, next);
+            // The probes each key is sure to test (see `all_probes_set`).
+            next.prefetch(array, num_probes.min(PROBES_PER_BRANCH));
         }
         if index > 0 {
             each(current);
@@ -82,18 +83,18 @@ pub(super) fn query_keys<'k, T>(
 {
     let (array, num_probes) = (filter.array, filter.num_probes);
     let mut results = results.iter_mut();
-    match filter.bits {
-        BitCount::Small(bits) if simd::locates(level) => {
+    match (BitCount::new(array.len()), level.vector()) {
+        (BitCount::Small(bits), Some(vector)) => {
             let located = &mut [Located::new(), Located::new()];
             let at = (array.as_ptr(), array.len());
             for_each_group(keys, level, |hashes| {
-                for_each_located(level, at, num_probes, bits, hashes, located, |located| {
-                    located.answer(array, &mut results);
+                for_each_located(vector, at, num_probes, bits, hashes, located, |located| {
+                    answer(located, array, &mut results);
                 });
             });
         }
-        BitCount::Small(bits) => query(keys, array, num_probes, bits, &mut results, level),
-        BitCount::Huge(bits) => query(keys, array, num_probes, bits, &mut results, level),
+        (BitCount::Small(bits), None) => query(keys, array, num_probes, bits, &mut results, level),
+        (BitCount::Huge(bits), _) => query(keys, array, num_probes, bits, &mut results, level),
     }
 }
 
@@ -135,15 +136,15 @@ where
         let mut count = 0;
         for_each_group(slices, level, |hashes| {
             count = hashes.len();
-            match BitCount::new(array.len()) {
-                BitCount::Small(bits) if simd::locates(level) => {
+            match (BitCount::new(array.len()), level.vector()) {
+                (BitCount::Small(bits), Some(vector)) => {
                     let at = (array.as_ptr(), array.len());
-                    for_each_located(level, at, num_probes, bits, hashes, located, |located| {
-                        located.set(array);
+                    for_each_located(vector, at, num_probes, bits, hashes, located, |located| {
+                        located.set_bits(array);
                     });
                 }
-                BitCount::Small(bits) => add(array, num_probes, bits, hashes),
-                BitCount::Huge(bits) => add(array, num_probes, bits, hashes),
+                (BitCount::Small(bits), None) => add(array, num_probes, bits, hashes),
+                (BitCount::Huge(bits), _) => add(array, num_probes, bits, hashes),
             }
         });
         if count < GROUP {
@@ -158,5 +159,18 @@ fn add<L: Locate>(array: &mut [u8], num_probes: u8, bits: L, hashes: &[u32]) {
     }
     for &h in hashes {
         set_all(array, h, num_probes, bits);
+    }
+}
+
+/// Writes each located key's answer to the next of `results`.
+#[inline(always)]
+fn answer<'r, T: From<bool> + 'r>(
+    located: &Located,
+    array: &[u8],
+    results: &mut impl Iterator<Item = &'r mut T>,
+) {
+    for (key, result) in (0..located.keys()).zip(results) {
+        let bit = located.key_bits(array, key);
+        *result = all_probes_set(located.probes(), bit).into();
     }
 }

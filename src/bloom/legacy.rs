@@ -9,49 +9,10 @@
 //! ([`tail_is_ambiguous`]); every other key is hashed once and costs what it costs
 //! in the current format, and its bits are exactly goleveldb's.
 
-use super::remainder::{BitCount, Locate};
-use super::{bloom_hash, c_str_text, set_all, Probes, HASH_SEED, POLICY_NAME, POLICY_NAME_C};
-use crate::hash::{hash_with, tail_is_ambiguous, TailBytes};
-
-/// The name goleveldb and LevelDB before 1.18 store with their filter blocks.
-pub const LEGACY_POLICY_NAME: &str = c_str_text(LEGACY_POLICY_NAME_C);
-
-/// [`LEGACY_POLICY_NAME`] as a C string, for the C API.
-const LEGACY_POLICY_NAME_C: &std::ffi::CStr = c"leveldb.BuiltinBloomFilter";
-
-/// Which filter blocks a [`BloomFilterPolicy`](super::BloomFilterPolicy) writes and
-/// reads: their name, and how the key's hash is read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// `leveldb.BuiltinBloomFilter2`, LevelDB ≥ 1.18's (and rusty-leveldb's): the
-    /// unsigned hash; filters byte for byte LevelDB's.
-    #[default]
-    Current,
-    /// `leveldb.BuiltinBloomFilter`, goleveldb's and LevelDB < 1.18's: each key's
-    /// probe bits are set under both readings of the hash (signed and unsigned tail
-    /// bytes), and a key may match when all its probes are set under either. Safe
-    /// for every writer and reader of that name; for keys without a tail byte ≥ 0x80
-    /// the filters equal goleveldb's byte for byte.
-    Legacy,
-}
-
-impl Format {
-    /// The name stored with filter blocks of this format (after `filter.`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Current => POLICY_NAME,
-            Self::Legacy => LEGACY_POLICY_NAME,
-        }
-    }
-
-    /// [`name`](Self::name) as a C string.
-    pub(crate) fn c_name(self) -> &'static std::ffi::CStr {
-        match self {
-            Self::Current => POLICY_NAME_C,
-            Self::Legacy => LEGACY_POLICY_NAME_C,
-        }
-    }
-}
+use super::probe::{set_all, Probes};
+use crate::format::HASH_SEED;
+use crate::hash::{bloom_hash, hash_with, tail_is_ambiguous, TailBytes};
+use crate::reduce::{BitCount, Locate};
 
 /// The hash of `key` with its tail bytes sign-extended, when that differs from the
 /// unsigned `bloom_hash` (which is never the case for an unambiguous tail).
@@ -91,10 +52,12 @@ where
 
 impl Probes<'_> {
     /// Whether every probe of `key` is set under the unsigned reading or, only when
-    /// that fails and the tail is ambiguous, under the signed one.
-    #[inline(always)]
-    pub(super) fn all_set_either_reading(self, key: &[u8]) -> bool {
-        self.all_set(bloom_hash(key)) || signed_hash(key).is_some_and(|h| self.all_set(h))
+    /// that fails and the tail is ambiguous, under the signed one. Not inlined, so
+    /// that the current format's one-key path stays lean.
+    /// `unsigned` is the key's `bloom_hash`.
+    #[inline(never)]
+    pub(super) fn all_set_either_reading(self, key: &[u8], unsigned: u32) -> bool {
+        self.all_set(unsigned) || signed_hash(key).is_some_and(|h| self.all_set(h))
     }
 }
 
@@ -102,6 +65,7 @@ impl Probes<'_> {
 mod tests {
     use super::*;
     use crate::bloom::{BloomFilterPolicy, Filter};
+    use crate::format::{Format, LEGACY_POLICY_NAME};
 
     /// Keys of every tail length, about half with a byte ≥ 0x80 in the tail.
     fn keys(n: usize) -> Vec<Vec<u8>> {

@@ -1,4 +1,8 @@
+use super::probe::{all_set, probes};
 use super::*;
+use crate::format::MATCH_ALL_FILTER;
+use crate::hash::bloom_hash;
+use crate::reduce::Unreduced;
 use crate::simd::SimdLevel;
 
 // Values from LevelDB's util/bloom.cc formula as recorded in shared facts; the
@@ -118,22 +122,6 @@ fn mixed_keys(count: usize, seed: u32) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn available_levels() -> Vec<SimdLevel> {
-    SimdLevel::ALL
-        .into_iter()
-        .filter(|level| {
-            let available = level.is_available();
-            if !available {
-                eprintln!(
-                    "SIMD level {:?} not available on this CPU: skipped",
-                    level.name()
-                );
-            }
-            available
-        })
-        .collect()
-}
-
 /// Per key, scalar: the filter `set_all` builds one key at a time.
 fn filter_one_key_at_a_time(policy: &BloomFilterPolicy, keys: &[Vec<u8>]) -> Vec<u8> {
     let mut filter = vec![0; policy.filter_len(keys.len()).unwrap()];
@@ -150,7 +138,7 @@ fn filter_one_key_at_a_time(policy: &BloomFilterPolicy, keys: &[Vec<u8>]) -> Vec
 
 #[test]
 fn every_level_builds_the_same_filter() {
-    for level in available_levels() {
+    for level in SimdLevel::each_available() {
         for (bpk, n) in [
             (10, 0),
             (10, 1),
@@ -188,7 +176,7 @@ fn every_level_answers_batches_as_one_key_at_a_time() {
         filters.push(foreign.clone());
     }
     let queries: Vec<&Vec<u8>> = present.iter().chain(&absent).collect();
-    for level in available_levels() {
+    for level in SimdLevel::each_available() {
         for filter in &filters {
             let reader = Filter::new(filter);
             let expected: Vec<bool> = queries.iter().map(|key| reader.may_contain(key)).collect();
@@ -246,13 +234,13 @@ fn unreduced_probes_are_the_hash_itself() {
     for j in 0..8u32 {
         let h = (1 << 22) + (j << 17);
         let positions: Vec<u32> = (0..6).map(|i| h + i * (32 + j)).collect();
-        let located: Vec<(usize, u32)> = probes(h, 6, remainder::Unreduced).collect();
+        let located: Vec<(usize, u32)> = probes(h, 6, Unreduced).collect();
         let expected: Vec<(usize, u32)> =
             positions.iter().map(|&p| (p as usize / 8, p % 8)).collect();
         assert_eq!(located, expected);
-        assert!(!all_set(&array, h, 6, remainder::Unreduced));
-        set_all(&mut array, h, 6, remainder::Unreduced);
-        assert!(all_set(&array, h, 6, remainder::Unreduced));
+        assert!(!all_set(&array, h, 6, Unreduced));
+        set_all(&mut array, h, 6, Unreduced);
+        assert!(all_set(&array, h, 6, Unreduced));
         for p in positions {
             assert_ne!(array[p as usize / 8] & (1 << (p % 8)), 0);
         }

@@ -16,7 +16,8 @@ use super::args::malloc_copy;
 use super::handle::{self, try_box, Policy};
 use super::ops;
 use super::{guard, leveldb_filterpolicy_t};
-use crate::bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
+use crate::bloom::BloomFilterPolicy;
+use crate::format::MATCH_ALL_FILTER;
 use find::{global_symbol, in_this_library, leveldb, leveldb_or_load, warn_once, LevelDb};
 
 /// The state behind a LevelDB object: the policy every function here finds through
@@ -253,7 +254,7 @@ unsafe extern "C" fn key_may_match(
             // SAFETY: LevelDB passes our state, and readable key and filter bytes.
             unsafe {
                 ops::key_may_match(
-                    &wrapper_state(state).policy,
+                    || Some(&wrapper_state(state).policy),
                     key,
                     length,
                     filter,

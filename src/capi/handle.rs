@@ -18,7 +18,7 @@ use std::alloc::{alloc, Layout};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
 
-use crate::bloom::{BloomFilterPolicy, ReciprocalCache};
+use crate::bloom::BloomFilterPolicy;
 
 /// The state behind every handle.
 pub(crate) struct Policy {
@@ -26,8 +26,6 @@ pub(crate) struct Policy {
     /// The LevelDB object wrapping this policy (0 if none), so its entry can be
     /// dropped when LevelDB destroys the wrapper.
     pub(crate) leveldb_wrapper: AtomicUsize,
-    /// Spares one-key queries the division that sets up a filter's probes.
-    pub(crate) reciprocals: ReciprocalCache,
 }
 
 impl Policy {
@@ -36,7 +34,6 @@ impl Policy {
         try_box(Self {
             bloom,
             leveldb_wrapper: AtomicUsize::new(0),
-            reciprocals: ReciprocalCache::new(),
         })
     }
 }

@@ -10,7 +10,9 @@ use libc::size_t;
 use super::args::{bytes, malloc_copy, Keys};
 use super::handle::{self, Policy};
 use super::leveldb_filterpolicy_t;
-use crate::bloom::{BloomFilterPolicy, Filter, Format, MATCH_ALL_FILTER};
+use crate::bloom::{BloomFilterPolicy, Filter};
+use crate::format::{Format, MATCH_ALL_FILTER};
+use crate::hash::bloom_hash;
 
 /// The name of `bloom`'s filter format, as a static C string.
 pub(crate) fn name_of(bloom: &BloomFilterPolicy) -> &'static CStr {
@@ -102,24 +104,31 @@ pub(crate) unsafe fn create_filter(
     buffer
 }
 
-/// `key_may_match` once a policy was found: bad pointers answer 1 (may match).
+/// `key_may_match` for the policy `policy()` finds: an unknown policy (`None`) and
+/// bad pointers answer 1 (may match).
 ///
 /// # Safety
-/// As for `leveldb_bloom_key_may_match`.
-pub(crate) unsafe fn key_may_match(
-    policy: &Policy,
+/// As for `leveldb_bloom_key_may_match`; the policy must outlive the call.
+#[inline(always)]
+pub(crate) unsafe fn key_may_match<'p>(
+    policy: impl FnOnce() -> Option<&'p Policy>,
     key: *const c_char,
     length: size_t,
     filter: *const c_char,
     filter_length: size_t,
 ) -> u8 {
-    // SAFETY: the caller's promise about both buffers.
-    match unsafe { (bytes(key, length), bytes(filter, filter_length)) } {
-        (Some(key), Some(filter)) => {
-            Filter::cached(filter, &policy.reciprocals, policy.bloom.format())
-                .may_contain(key)
-                .into()
-        }
+    // SAFETY: the caller's promise about the key's bytes.
+    let Some(key) = (unsafe { bytes(key, length) }) else {
+        return 1;
+    };
+    // The key's hash is the longest chain of dependent work in a query, and needs
+    // nothing else: started first, it runs while the policy and filter are checked.
+    let h = bloom_hash(key);
+    // SAFETY: the caller's promise about the filter's bytes.
+    match (policy(), unsafe { bytes(filter, filter_length) }) {
+        (Some(policy), Some(filter)) => Filter::with_format(filter, policy.bloom.format())
+            .may_contain_hashed(key, h)
+            .into(),
         _ => 1,
     }
 }

@@ -2,14 +2,35 @@
 
 use std::arch::x86_64::*;
 
+use super::level::Avx2;
 use super::{Located, BLOCK};
-use crate::bloom::FastRemainder;
 use crate::hash::MULTIPLIER;
+use crate::reduce::FastRemainder;
 
 const LANES: usize = 8;
 type V = __m256i;
 
 lane_hasher!("avx2");
+
+impl Avx2 {
+    /// `out[i] = bloom_hash(keys[i])`.
+    pub(super) fn bloom_hashes(self, keys: &[&[u8]], out: &mut [u32]) {
+        // SAFETY: a `Avx2` is made only where detection found the features.
+        unsafe { bloom_hashes(keys, out) }
+    }
+
+    /// See `super::locate`. Returns whether every byte is below the array's length.
+    pub(super) fn locate(
+        self,
+        bits: FastRemainder,
+        num_probes: u8,
+        hashes: &[u32],
+        out: &mut Located,
+    ) -> bool {
+        // SAFETY: as above.
+        unsafe { locate(bits, num_probes, hashes, out) }
+    }
+}
 
 /// # Safety
 /// Every key must have at least `at + 16` bytes.
@@ -83,14 +104,8 @@ fn store(out: &mut [u32], v: V) {
     unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
 }
 
-/// See `super::locate`. Returns whether every byte is below the array's length.
 #[target_feature(enable = "avx2")]
-pub(super) fn locate(
-    bits: FastRemainder,
-    num_probes: u8,
-    hashes: &[u32],
-    out: &mut Located,
-) -> bool {
+fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located) -> bool {
     let mut lanes = [0u32; BLOCK];
     lanes[..hashes.len()].copy_from_slice(hashes);
     let reciprocal = bits.reciprocal();

@@ -2,14 +2,35 @@
 
 use std::arch::x86_64::*;
 
+use super::level::Avx512;
 use super::{Located, BLOCK};
-use crate::bloom::FastRemainder;
 use crate::hash::MULTIPLIER;
+use crate::reduce::FastRemainder;
 
 const LANES: usize = 16;
 type V = __m512i;
 
 lane_hasher!("avx512f,avx512dq");
+
+impl Avx512 {
+    /// `out[i] = bloom_hash(keys[i])`.
+    pub(super) fn bloom_hashes(self, keys: &[&[u8]], out: &mut [u32]) {
+        // SAFETY: a `Avx512` is made only where detection found the features.
+        unsafe { bloom_hashes(keys, out) }
+    }
+
+    /// See `super::locate`. Returns whether every byte is below the array's length.
+    pub(super) fn locate(
+        self,
+        bits: FastRemainder,
+        num_probes: u8,
+        hashes: &[u32],
+        out: &mut Located,
+    ) -> bool {
+        // SAFETY: as above.
+        unsafe { locate(bits, num_probes, hashes, out) }
+    }
+}
 
 /// # Safety
 /// Every key must have at least `at + 16` bytes.
@@ -88,14 +109,8 @@ fn store(out: &mut [u32], v: V) {
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
 }
 
-/// See `super::locate`. Returns whether every byte is below the array's length.
 #[target_feature(enable = "avx512f,avx512dq")]
-pub(super) fn locate(
-    bits: FastRemainder,
-    num_probes: u8,
-    hashes: &[u32],
-    out: &mut Located,
-) -> bool {
+fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located) -> bool {
     let mut lanes = [0u32; BLOCK];
     lanes[..hashes.len()].copy_from_slice(hashes);
     let mut h = to_vector(lanes);

@@ -9,7 +9,8 @@ use libc::size_t;
 use super::super::args::{array, bytes, can_slice, Keys};
 use super::super::ops::{create_filter, key_may_match, lookup_policy, policy_of};
 use super::super::{guard, leveldb_filterpolicy_t};
-use crate::bloom::{Filter, MATCH_ALL_FILTER};
+use crate::bloom::Filter;
+use crate::format::MATCH_ALL_FILTER;
 use crate::simd::SimdLevel;
 
 /// Builds the filter for `num_keys` keys: exactly the bytes LevelDB's `CreateFilter`
@@ -83,12 +84,7 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match(
         || 1,
         || {
             // SAFETY: the caller's promises, passed on.
-            unsafe {
-                match lookup_policy(policy) {
-                    Some(policy) => key_may_match(policy, key, length, filter, filter_length),
-                    None => 1,
-                }
-            }
+            unsafe { key_may_match(|| lookup_policy(policy), key, length, filter, filter_length) }
         },
     )
 }
@@ -157,7 +153,7 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match_batch(
                     &[]
                 })
             });
-            Filter::cached(filter, &policy.reciprocals, policy.bloom.format()).may_contain_each(
+            Filter::with_format(filter, policy.bloom.format()).may_contain_each(
                 keys,
                 results,
                 SimdLevel::active(),

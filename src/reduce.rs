@@ -1,19 +1,24 @@
-//! `h % bits` without a division.
+//! `h % bits`, LevelDB's reduction of a probe's hash to a bit of the filter.
 //!
-//! LevelDB reduces every probe with a 64-bit `%`. For a bit count under 2^32 the
-//! remainder is computed instead from a precomputed reciprocal (Lemire, Kaser and
+//! LevelDB computes it with a 64-bit `%` on `size_t`. For a bit count under 2^32
+//! both operands fit in 32 bits, so the remainder is the same in 32-bit arithmetic:
+//! a one-key query divides in 32 bits ([`SmallArray`]), which every x86 CPU does at
+//! least as fast as 64-bit division, and which on some (AMD Zen 3, measured) is
+//! faster than any multiplication trick, as the divider works beside the multiplier
+//! that the key's hash keeps busy. Building filters and batches instead compute the
+//! remainder from a precomputed reciprocal ([`FastRemainder`]; Lemire, Kaser and
 //! Kurz, "Faster Remainder by Direct Computation", 2019: exact for every 32-bit h),
-//! and with a single multiplication that gives the byte and the bit at once; a count
-//! of 2^32 or more leaves every 32-bit h unchanged. The two cases are separate types
-//! so that each probe loop is compiled for one of them, with no test per probe.
+//! with a single multiplication that gives the byte and the bit at once, set up once
+//! for many keys and computed in vectors by the SIMD code. A count of 2^32 or more
+//! leaves every 32-bit h unchanged ([`Unreduced`]). Each case is its own type, so
+//! that each probe loop is compiled for one of them, with no test per probe.
 //!
 //! The reciprocal of a bit count d of L bits (2^(L-1) < d ≤ 2^L) is
 //! `c = ceil(2^(32+L) / d)`, scaled to 64-bit fixed point as `c · 2^(32-L)`:
 //! the theorem's bound for 32-bit dividends is 32 + L bits of fraction, so this is
-//! exact, and c always lies in [2^32, 2^33), so that d and c's low 32 bits pack into
-//! one word of the [`ReciprocalCache`].
+//! exact.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::num::NonZeroU32;
 
 /// Where a probe's 32-bit hash lands in a filter's bit array.
 pub(crate) trait Locate: Copy {
@@ -57,31 +62,33 @@ impl Locate for FastRemainder {
     }
 }
 
-/// A bit array of fewer than 2^32 bits with its [`FastRemainder`], paired so that
-/// every probe provably lands inside the array. The core stays free of `unsafe`, so
-/// the read is still checked; the check is never taken and costs a compare.
+/// A bit array of fewer than 2^32 bits, probed by 32-bit division: the one-key
+/// path. Made only from the array itself, so every position `h % bits` lies inside
+/// it, which lets [`bit`](Self::bit) read without a bounds check.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmallArray<'a> {
     array: &'a [u8],
-    bits: FastRemainder,
+    bits: NonZeroU32,
 }
 
 impl<'a> SmallArray<'a> {
-    /// `None` unless `bits` is the bit count of `array` (which a filter's decoding
-    /// guarantees; checked once here rather than at every probe).
+    /// `None` if `array` is empty or holds 2^32 bits or more.
     #[inline(always)]
-    pub(crate) fn new(array: &'a [u8], bits: FastRemainder) -> Option<Self> {
-        (array.len() as u64 == bits.bytes).then_some(Self { array, bits })
+    pub(crate) fn new(array: &'a [u8]) -> Option<Self> {
+        // One compare: `len - 1` wraps for an empty array.
+        let in_range = array.len().wrapping_sub(1) < (1 << 29) - 1;
+        let bits = NonZeroU32::new(8 * array.len() as u32).filter(|_| in_range)?;
+        Some(Self { array, bits })
     }
 
     /// The bit of probe hash `h`: 1 if set.
     #[inline(always)]
     pub(crate) fn bit(self, h: u32) -> u8 {
-        let (byte, bit) = self.bits.locate(h);
-        // `locate` gives byte = ⌊fraction × bytes / 2^64⌋ with fraction < 2^64, so
-        // byte < bytes, and `new` made sure bytes is the array's length: the fallback
-        // (1, "may match") is never taken.
-        self.array.get(byte).map_or(1, |&b| (b >> bit) & 1)
+        let position = h % self.bits;
+        // SAFETY: position < bits = 8 × array.len() (see `new`), so position / 8 is
+        // an index into the array.
+        let byte = unsafe { *self.array.get_unchecked((position / 8) as usize) };
+        (byte >> (position % 8)) & 1
     }
 }
 
@@ -113,15 +120,6 @@ impl BitCount {
         }
     }
 
-    /// As [`new`](Self::new), taking the reciprocal from `cache` when it holds it.
-    #[inline(always)]
-    pub(crate) fn cached(bytes: usize, cache: &ReciprocalCache) -> Self {
-        match small_bit_count(bytes) {
-            Some(bits) => Self::with_reciprocal(bits, cache.reciprocal(bits)),
-            None => Self::Huge(Unreduced),
-        }
-    }
-
     fn with_reciprocal(bits: u32, reciprocal: u64) -> Self {
         Self::Small(FastRemainder {
             bytes: u64::from(bits / 8),
@@ -138,61 +136,11 @@ fn scale(d: u32) -> u32 {
     ((d - 1) | 1).leading_zeros()
 }
 
-/// c's bits below 2^32, the part of the reciprocal of bit count d (≥ 2) that the
-/// cache stores: `ceil(2^(32+L) / d) - 2^32`.
-fn reciprocal_low(d: u32) -> u32 {
-    // ceil(x / d) = floor((x - 1) / d) + 1, and 2^(32+L) - 1 = u64::MAX >> (32 - L);
-    // c < 2^33, so its low word is all that is not the constant 2^32.
-    ((u64::MAX >> scale(d)) / u64::from(d) + 1) as u32
-}
-
-/// The 64-bit reciprocal of bit count d (≥ 2) from the low word of its c.
-#[inline(always)]
-fn reciprocal_from_low(d: u32, low: u32) -> u64 {
-    ((1 << 32) | u64::from(low)) << scale(d)
-}
-
-/// The reciprocal of bit count d, ≥ 2.
+/// The reciprocal of bit count d, ≥ 2: c scaled by 2^(32-L).
 fn reciprocal(d: u32) -> u64 {
-    reciprocal_from_low(d, reciprocal_low(d))
-}
-
-/// Reciprocals of recently seen bit counts, so that a one-key query through the C
-/// API does not pay a 64-bit division to set up. Shared by threads without locks:
-/// each slot is one atomic word holding a bit count (high half) and the low word of
-/// its c (low half), written and read whole, so a value read is used only for the
-/// bit count it was computed for; a stale or racing value costs a division, never a
-/// wrong answer. Slots are written only on a miss, so threads querying filters of a
-/// few sizes share the cache lines read-only.
-#[derive(Debug)]
-pub(crate) struct ReciprocalCache {
-    slots: [AtomicU64; CACHE_SLOTS],
-}
-
-/// LevelDB builds one filter per 2 KiB of table data, so a table's filters come in a
-/// few sizes; 16 slots (two cache lines) hold them.
-const CACHE_SLOTS: usize = 16;
-
-impl ReciprocalCache {
-    pub(crate) const fn new() -> Self {
-        Self {
-            // Bit count 0: never a filter's (at least 8).
-            slots: [const { AtomicU64::new(0) }; CACHE_SLOTS],
-        }
-    }
-
-    #[inline(always)]
-    fn reciprocal(&self, d: u32) -> u64 {
-        // Bit counts are multiples of 8: index by byte count.
-        let slot = &self.slots[(d / 8) as usize % CACHE_SLOTS];
-        let packed = slot.load(Ordering::Relaxed);
-        if (packed >> 32) as u32 == d {
-            return reciprocal_from_low(d, packed as u32);
-        }
-        let low = reciprocal_low(d);
-        slot.store(u64::from(d) << 32 | u64::from(low), Ordering::Relaxed);
-        reciprocal_from_low(d, low)
-    }
+    // ceil(x / d) = floor((x - 1) / d) + 1, and 2^(32+L) - 1 = u64::MAX >> (32 - L);
+    // c < 2^33, so c · 2^(32-L) < 2^(65-L) fits in 64 bits for every L ≥ 1.
+    ((u64::MAX >> scale(d)) / u64::from(d) + 1) << scale(d)
 }
 
 #[cfg(test)]
@@ -292,10 +240,10 @@ mod tests {
         }
     }
 
-    /// c = ceil(2^(32+L) / d) for a bit count d of L bits lies in [2^32, 2^33), so
-    /// its low word and d determine it: checked against 128-bit arithmetic.
+    /// c = ceil(2^(32+L) / d) for a bit count d of L bits lies in [2^32, 2^33), and
+    /// the reciprocal is c · 2^(32-L): checked against 128-bit arithmetic.
     #[test]
-    fn reciprocal_packs_into_its_low_word() {
+    fn reciprocal_is_c_in_fixed_point() {
         let mut state = 11;
         let edges = [2, 3, 4, 5, 8, 64, 65, 1 << 31, (1 << 31) + 1, u32::MAX - 7];
         let random_counts = (0..100_000).map(|i| {
@@ -311,16 +259,13 @@ mod tests {
     }
 
     /// `SmallArray::bit` reads the bit `h % bits` names, for probes across the whole
-    /// array (first and last byte included), and refuses a mismatched bit count.
+    /// array (first and last byte included), and refuses an empty array.
     #[test]
     fn small_array_reads_the_located_bit() {
         let mut state = 3;
         for bytes in [1usize, 2, 7, 1250, 65_537] {
             let array: Vec<u8> = (0..bytes).map(|_| random(&mut state) as u8).collect();
-            let BitCount::Small(bits) = BitCount::new(bytes) else {
-                unreachable!("small counts");
-            };
-            let small = SmallArray::new(&array, bits).expect("matching length");
+            let small = SmallArray::new(&array).expect("fewer than 2^32 bits");
             let d = 8 * bytes as u64;
             let edges = [0, 1, d - 1, d, d + 1, 8 * d - 1, u64::from(u32::MAX)];
             let random_h = (0..20_000).map(|_| random(&mut state) as u32);
@@ -329,39 +274,7 @@ mod tests {
                 let expected = (array[(r / 8) as usize] >> (r % 8)) & 1;
                 assert_eq!(small.bit(h), expected, "{h} in {bytes} bytes");
             }
-            assert!(SmallArray::new(&array[1..], bits).is_none());
         }
-    }
-
-    #[test]
-    fn cache_gives_the_computed_reciprocal() {
-        let cache = ReciprocalCache::new();
-        // Sizes that share slots, in turn, twice: misses, hits and overwrites.
-        for _ in 0..2 {
-            for d in [64u32, 64 + 8 * 16, 1000, 80_000, u32::MAX - 7, 64] {
-                assert_eq!(cache.reciprocal(d), reciprocal(d));
-            }
-        }
-        let shared = ReciprocalCache::new();
-        std::thread::scope(|scope| {
-            for t in 0..4u32 {
-                let shared = &shared;
-                scope.spawn(move || {
-                    for i in 0..20_000u32 {
-                        let d = 8 * (1 + (i * 7 + t) % 40);
-                        assert_eq!(shared.reciprocal(d), reciprocal(d));
-                    }
-                });
-            }
-        });
-        // A cached bit count locates as a fresh one.
-        for bytes in [8, 9, 1250, 125_000] {
-            let (BitCount::Small(fresh), BitCount::Small(cached)) =
-                (BitCount::new(bytes), BitCount::cached(bytes, &cache))
-            else {
-                unreachable!("small counts");
-            };
-            assert_eq!(fresh.reciprocal, cached.reciprocal);
-        }
+        assert!(SmallArray::new(&[]).is_none());
     }
 }

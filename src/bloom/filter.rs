@@ -1,0 +1,159 @@
+//! Querying a filter: decoded once, then asked about one key at a time or many.
+
+use super::batch;
+use super::probe::Probes;
+use crate::format::{Format, MAX_PROBES};
+use crate::hash::bloom_hash;
+use crate::simd::SimdLevel;
+
+/// A filter's bytes, decoded once for any number of queries.
+///
+/// Any bytes are accepted and answered as LevelDB answers them: fewer than two bytes
+/// match nothing, and a last (k) byte of 0 or above 30 matches everything.
+///
+/// ```
+/// use leveldb_bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
+///
+/// let bytes = BloomFilterPolicy::new(10).build_filter(&["hello"]);
+/// assert!(Filter::new(&bytes).may_contain(b"hello"));
+/// assert!(!Filter::new(&[]).may_contain(b"hello"));
+/// assert!(Filter::new(&MATCH_ALL_FILTER).may_contain(b"anything"));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Filter<'a> {
+    answer: Answer<'a>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Answer<'a> {
+    Never,
+    Always,
+    Probe(Probes<'a>),
+    /// The legacy format: probed under either hash reading.
+    ProbeEitherReading(Probes<'a>),
+}
+
+impl<'a> Filter<'a> {
+    /// Decodes any bytes at all as LevelDB's `KeyMayMatch` would.
+    #[inline(always)]
+    pub fn new(filter: &'a [u8]) -> Self {
+        let answer = match filter.split_last() {
+            // Shorter than two bytes: not a filter; LevelDB answers "no".
+            None => Answer::Never,
+            Some((_, [])) => Answer::Never,
+            // k = 0 probes nothing, so nothing contradicts the key; above 30 is reserved.
+            Some((&k, _)) if k == 0 || k > MAX_PROBES => Answer::Always,
+            Some((&num_probes, array)) => Answer::Probe(Probes { array, num_probes }),
+        };
+        Self { answer }
+    }
+
+    /// Decodes a filter of `format`: [`new`](Self::new) for [`Format::Current`]; for
+    /// [`Format::Legacy`] the same decoding, with keys then matched under either hash
+    /// reading.
+    #[inline(always)]
+    pub fn with_format(filter: &'a [u8], format: Format) -> Self {
+        match (Self::new(filter).answer, format) {
+            (Answer::Probe(probes), Format::Legacy) => Self {
+                answer: Answer::ProbeEitherReading(probes),
+            },
+            (answer, _) => Self { answer },
+        }
+    }
+
+    /// Whether `key` (any byte string: `&[u8]`, `&str`, `Vec<u8>`…) may have been
+    /// added: `false` is certain, `true` may be a false positive.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let filter = BloomFilterPolicy::new(10).build_filter(["hello"]);
+    /// assert!(Filter::new(&filter).may_contain("hello"));
+    /// assert!(Filter::new(&filter).may_contain(b"hello"));
+    /// ```
+    #[inline(always)]
+    pub fn may_contain(&self, key: impl AsRef<[u8]>) -> bool {
+        let key = key.as_ref();
+        self.may_contain_hashed(key, bloom_hash(key))
+    }
+
+    /// [`may_contain`](Self::may_contain) for a key whose [`bloom_hash`] is `h`
+    /// (computed first by callers that hash before they decode).
+    #[inline(always)]
+    pub(crate) fn may_contain_hashed(&self, key: &[u8], h: u32) -> bool {
+        match self.answer {
+            Answer::Never => false,
+            Answer::Always => true,
+            Answer::Probe(filter) => filter.all_set(h),
+            Answer::ProbeEitherReading(filter) => filter.all_set_either_reading(key, h),
+        }
+    }
+
+    /// Whether a key whose hash is `h` may have been added, probing under that one
+    /// hash whatever the filter's format: for readers of another hash reading than
+    /// LevelDB ≥ 1.18's (see [`hash_with`](crate::hash::hash_with)).
+    ///
+    /// ```
+    /// use leveldb_bloom::hash::{hash_with, TailBytes};
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let filter = BloomFilterPolicy::new(10).build_filter(&["hello"]);
+    /// let h = hash_with(b"hello", 0xbc9f1d34, TailBytes::Signed);
+    /// assert!(Filter::new(&filter).may_contain_hash(h));
+    /// ```
+    pub fn may_contain_hash(&self, h: u32) -> bool {
+        match self.answer {
+            Answer::Never => false,
+            Answer::Always => true,
+            Answer::Probe(filter) | Answer::ProbeEitherReading(filter) => filter.all_set(h),
+        }
+    }
+
+    /// [`may_contain`](Self::may_contain) for many keys: `results[i]` is the answer
+    /// for `keys[i]`, the same answer, found faster. Keys are hashed a group at a time
+    /// (several at once with AVX2 or AVX-512 where the CPU has them), and the filter's
+    /// memory for a group is requested before it is tested.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let filter = BloomFilterPolicy::new(10).build_filter(&["hello", "world"]);
+    /// let mut results = [false; 3];
+    /// Filter::new(&filter).may_contain_batch(&["hello", "world", "other"], &mut results);
+    /// assert_eq!(results[..2], [true, true]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `results` is not as long as `keys`.
+    pub fn may_contain_batch<K, T>(&self, keys: &[K], results: &mut [T])
+    where
+        K: AsRef<[u8]>,
+        T: From<bool>,
+    {
+        assert_eq!(keys.len(), results.len(), "one result per key");
+        let keys = keys.iter().map(AsRef::as_ref);
+        self.may_contain_each(keys, results, SimdLevel::active());
+    }
+
+    /// The batch query at a given SIMD level; `results` as long as `keys`.
+    pub(crate) fn may_contain_each<'k, T>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        results: &mut [T],
+        level: SimdLevel,
+    ) where
+        T: From<bool>,
+    {
+        match self.answer {
+            Answer::Never => results.iter_mut().for_each(|r| *r = false.into()),
+            Answer::Always => results.iter_mut().for_each(|r| *r = true.into()),
+            Answer::Probe(filter) => batch::query_keys(keys, filter, results, level),
+            // Scalar: the SIMD hashers read the tail unsigned only.
+            Answer::ProbeEitherReading(filter) => {
+                for (key, result) in keys.zip(results) {
+                    *result = filter.all_set_either_reading(key, bloom_hash(key)).into();
+                }
+            }
+        }
+    }
+}

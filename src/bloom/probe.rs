@@ -1,0 +1,106 @@
+//! Where a key's probes land, and testing or setting them: LevelDB's double hashing.
+
+use crate::reduce::{Locate, SmallArray, Unreduced};
+
+/// A filter that must be probed: its bit array (at least one byte) and k.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Probes<'a> {
+    pub(super) array: &'a [u8],
+    pub(super) num_probes: u8,
+}
+
+impl Probes<'_> {
+    /// Whether every probe of hash `h` finds its bit set: the one-key path.
+    #[inline(always)]
+    pub(super) fn all_set(self, h: u32) -> bool {
+        let delta = delta(h);
+        let mut h = h;
+        match SmallArray::new(self.array) {
+            Some(array) => all_probes_set(self.num_probes, |_| {
+                let bit = array.bit(h);
+                h = h.wrapping_add(delta);
+                bit
+            }),
+            None => all_set(self.array, h, self.num_probes, Unreduced),
+        }
+    }
+}
+
+/// LevelDB's double hashing: probe i is at `(h + i·δ) mod 2^32`, reduced modulo the
+/// bit count, where δ is h rotated right by 17 bits ([`delta`]). Bits are numbered
+/// LSB first within each byte. Yields each probe's byte and bit.
+#[inline(always)]
+pub(super) fn probes<L: Locate>(
+    h: u32,
+    num_probes: u8,
+    bits: L,
+) -> impl Iterator<Item = (usize, u32)> {
+    let delta = delta(h);
+    (0..num_probes).scan(h, move |h, _| {
+        let at = bits.locate(*h);
+        *h = h.wrapping_add(delta);
+        Some(at)
+    })
+}
+
+/// δ, the step between the probes of hash `h`.
+#[inline(always)]
+pub(super) fn delta(h: u32) -> u32 {
+    h.rotate_right(17)
+}
+
+/// Whether every probe of `h` finds its bit set. The byte is always in range, the
+/// remainder being below the bit count; were it not, the answer would be 1, "may
+/// match", the fail-safe one for a reader.
+#[inline(always)]
+pub(super) fn all_set<L: Locate>(array: &[u8], h: u32, num_probes: u8, bits: L) -> bool {
+    let delta = delta(h);
+    let mut h = h;
+    // Probes are asked for in order, so each one's hash is the one before plus δ.
+    all_probes_set(num_probes, |_| {
+        let (byte, bit) = bits.locate(h);
+        h = h.wrapping_add(delta);
+        array.get(byte).map_or(1, |byte| (byte >> bit) & 1)
+    })
+}
+
+/// Probes tested per branch in [`all_probes_set`].
+pub(super) const PROBES_PER_BRANCH: u8 = 3;
+
+/// Whether `bit(i)` is 1 for every probe i below `num_probes`, asked for in order of
+/// i, stopping at the first group with a 0. Probes are tested
+/// three at a time, their bits AND-ed, with one branch per three: whether one probe
+/// of an absent key hits a set bit is a coin toss the branch predictor cannot learn,
+/// while three rarely all do, so rejecting a key costs a few more loads instead of a
+/// mispredicted branch. A present key takes every probe either way.
+#[inline(always)]
+pub(super) fn all_probes_set(num_probes: u8, mut bit: impl FnMut(u8) -> u8) -> bool {
+    // Counting down what is left, not up to `num_probes`: one value fewer to keep,
+    // and none at all where `bit` ignores i.
+    let (mut i, mut left) = (0, num_probes);
+    while left >= PROBES_PER_BRANCH {
+        if bit(i) & bit(i + 1) & bit(i + 2) == 0 {
+            return false;
+        }
+        i += PROBES_PER_BRANCH;
+        left -= PROBES_PER_BRANCH;
+    }
+    while left > 0 {
+        if bit(i) == 0 {
+            return false;
+        }
+        i += 1;
+        left -= 1;
+    }
+    true
+}
+
+/// Sets every probe bit of `h`.
+#[inline(always)]
+pub(super) fn set_all<L: Locate>(array: &mut [u8], h: u32, num_probes: u8, bits: L) {
+    for (byte, bit) in probes(h, num_probes, bits) {
+        // In range (see `all_set`); the check stays, because a bit not set would be
+        // a false negative, and a panic turns into the match-all filter instead.
+        array[byte] |= 1 << bit;
+    }
+}
