@@ -77,20 +77,25 @@ TOOL         ?= $(LIBDIR)/leveldb-bloom
 # Installed copies lose their debug information (the build keeps it, for profiling);
 # `make install STRIP_FLAGS=` installs them as built.
 STRIP_FLAGS  ?= --strip-debug
-VERSION      := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-SONAME       := $(shell sed -n 's/.*-soname,\(libleveldb_bloom\.so\.[0-9]*\).*/\1/p' build.rs)
+# The names come from what is installed: the version from the header (generated
+# from Cargo.toml), the soname from the library (set by build.rs): the built one for
+# install, the installed one for uninstall.
+VERSION      := $(shell sed -n 's/^\#define LEVELDB_BLOOM_VERSION "\(.*\)"/\1/p' include/leveldb_bloom.h)
 REALNAME     := libleveldb_bloom.so.$(VERSION)
+soname_of     = $(shell objdump -p $(1) 2>/dev/null | sed -n 's/^ *SONAME *//p')
+SONAME        = $(call soname_of,$(ARTIFACTS)/libleveldb_bloom.so)
 # Everything install creates, so that uninstall removes exactly that.
-INSTALLED    := $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(SONAME) libleveldb_bloom.so libleveldb_bloom.a) \
+INSTALLED     = $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(call soname_of,$(DESTDIR)$(libdir)/$(REALNAME)) libleveldb_bloom.so libleveldb_bloom.a) \
                 $(addprefix $(DESTDIR)$(includedir)/,leveldb_bloom.h leveldb_bloom.hpp) \
                 $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc $(DESTDIR)$(bindir)/leveldb-bloom \
                 $(addprefix $(DESTDIR)$(cmakedir)/,leveldb_bloomConfig.cmake leveldb_bloomConfigVersion.cmake)
 
 install:
-	@test -n "$(SONAME)" || { echo "error: build.rs sets no soname" >&2; exit 1; }
+	@test -n "$(VERSION)" || { echo "error: include/leveldb_bloom.h has no LEVELDB_BLOOM_VERSION" >&2; exit 1; }
 	@for f in libleveldb_bloom.so libleveldb_bloom.a; do test -f $(ARTIFACTS)/$$f || \
 	  { echo "error: $(ARTIFACTS)/$$f is missing: run 'make' first" >&2; exit 1; }; done
 	@test -f $(TOOL) || { echo "error: $(TOOL) is missing: run 'make' first" >&2; exit 1; }
+	@test -n "$(SONAME)" || { echo "error: $(ARTIFACTS)/libleveldb_bloom.so has no soname" >&2; exit 1; }
 	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(bindir)
 	install -m 755 $(TOOL) $(DESTDIR)$(bindir)/leveldb-bloom
 	install -m 755 $(ARTIFACTS)/libleveldb_bloom.so $(DESTDIR)$(libdir)/$(REALNAME)

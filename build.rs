@@ -18,14 +18,16 @@ fn main() {
         env::var("TARGET").expect("set by cargo")
     );
 
-    // The shared library's soname carries the ABI version (major version 0: the
-    // API may still grow; the filter format never changes).
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libleveldb_bloom.so.0");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{SONAME}");
     soname_link();
     // Never unmapped, even by a dlclose: LevelDB calls the callbacks of the policies
     // made here for as long as a database uses them.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 }
+
+/// The shared library's soname: it carries the ABI version (major version 0: the API
+/// may still grow; the filter format never changes).
+const SONAME: &str = "libleveldb_bloom.so.0";
 
 /// A C program linked against `target/<profile>` (what a plain `cargo build` leaves)
 /// looks for the library by its soname when it starts: the link gives it that name
@@ -35,10 +37,7 @@ fn soname_link() {
     let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
     // OUT_DIR is target/<profile>/build/<package>-<hash>/out.
     if let Some(profile_dir) = out_dir.ancestors().nth(3) {
-        let _ = std::os::unix::fs::symlink(
-            "libleveldb_bloom.so",
-            profile_dir.join("libleveldb_bloom.so.0"),
-        );
+        let _ = std::os::unix::fs::symlink("libleveldb_bloom.so", profile_dir.join(SONAME));
     }
 }
 

@@ -35,6 +35,10 @@ typedef struct leveldb_filterpolicy_t leveldb_filterpolicy_t;
 #define LEVELDB_BLOOM_VERSION_MINOR 1
 #define LEVELDB_BLOOM_VERSION_PATCH 0
 
+// The length of the match-all filter `00 FF`, which every function that builds a
+// filter writes when it cannot build the real one: the room a buffer needs for it.
+#define LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH 2
+
 // Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
 // the dynamic linker binds it for the program and for every object it loads, is
 // this library's.

@@ -124,11 +124,13 @@ class Policy {
                             std::size_t num_keys, std::string* dst) const {
     const std::size_t start = dst->size();
     std::size_t length = filter_length(num_keys);
-    if (length < kMatchAllLength) length = kMatchAllLength;  // room for 00 FF
+    if (length < LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH) {
+      length = LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH;  // room for 00 FF
+    }
     try {
       dst->resize(start + length);
     } catch (const std::exception&) {  // std::bad_alloc, std::length_error
-      length = kMatchAllLength;        // the library writes 00 FF: wrong length
+      length = LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH;  // the library writes 00 FF
       dst->resize(start + length);
     }
     const std::size_t written =
@@ -175,8 +177,6 @@ class Policy {
   }
 
  private:
-  static const std::size_t kMatchAllLength = 2;
-
   struct FromHandle {};
   Policy(leveldb_filterpolicy_t* handle, FromHandle) noexcept : ptr_(handle) {}
 
@@ -208,7 +208,8 @@ class FilterPolicy : public leveldb::FilterPolicy {
       pointers.resize(count);
       lengths.resize(count);
     } catch (const std::bad_alloc&) {
-      dst->append("\x00\xff", 2);  // the match-all filter
+      // No arrays: the library appends the match-all filter.
+      policy_.append_filter(nullptr, nullptr, count, dst);
       return;
     }
     for (std::size_t i = 0; i < count; i++) {

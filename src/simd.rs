@@ -9,6 +9,8 @@
 
 mod level;
 
+use std::mem::MaybeUninit;
+
 use crate::format::MAX_PROBES;
 use crate::hash::bloom_hash;
 use crate::reduce::FastRemainder;
@@ -40,13 +42,20 @@ const ROWS: usize = MAX_PROBES as usize;
 /// is bit `bits[i][j]` of byte `bytes[i][j]` of a bit array of `array_len` bytes.
 /// [`locate`] checks that every byte is below `array_len`, which the lookups below
 /// rely on.
+///
+/// Only the rows of the probes located are initialised (by [`locate`], before the
+/// kernel overwrites them): filling all [`MAX_PROBES`] rows for every filter built
+/// would cost more than locating its probes.
 pub(crate) struct Located {
     array_len: usize,
     keys: usize,
     probes: u8,
-    bytes: [[u32; BLOCK]; ROWS],
-    bits: [[u32; BLOCK]; ROWS],
+    bytes: [Row; ROWS],
+    bits: [Row; ROWS],
 }
+
+/// One probe of every key of a block.
+type Row = [MaybeUninit<u32>; BLOCK];
 
 impl Located {
     pub(crate) fn new() -> Self {
@@ -54,9 +63,15 @@ impl Located {
             array_len: 0,
             keys: 0,
             probes: 0,
-            bytes: [[0; BLOCK]; ROWS],
-            bits: [[0; BLOCK]; ROWS],
+            bytes: [[MaybeUninit::uninit(); BLOCK]; ROWS],
+            bits: [[MaybeUninit::uninit(); BLOCK]; ROWS],
         }
+    }
+
+    /// Row `i` of the bytes and of the bits, for a kernel to write.
+    #[inline(always)]
+    pub(super) fn row_mut(&mut self, i: usize) -> (&mut Row, &mut Row) {
+        (&mut self.bytes[i], &mut self.bits[i])
     }
 
     /// How many keys were located.
@@ -75,9 +90,9 @@ impl Located {
     /// the bit array at `array`.
     #[inline(always)]
     pub(crate) fn prefetch(&self, array: *const u8, rows: u8) {
-        for row in &self.bytes[..usize::from(rows.min(self.probes))] {
-            for &byte in &row[..self.keys] {
-                prefetch(array.wrapping_add(byte as usize));
+        for i in 0..rows.min(self.probes) {
+            for j in 0..self.keys {
+                prefetch(array.wrapping_add(self.position(i, j).0));
             }
         }
     }
@@ -116,7 +131,15 @@ impl Located {
 
     #[inline(always)]
     fn position(&self, i: u8, j: usize) -> (usize, u32) {
-        let (byte, bit) = (self.bytes[usize::from(i)][j], self.bits[usize::from(i)][j]);
+        assert!(i < self.probes, "probe {i} was not located");
+        let (i, j) = (usize::from(i), j);
+        // SAFETY: `locate` initialised the rows of the probes below `probes`.
+        let (byte, bit) = unsafe {
+            (
+                self.bytes[i][j].assume_init(),
+                self.bits[i][j].assume_init(),
+            )
+        };
         debug_assert!((byte as usize) < self.array_len);
         (byte as usize, bit)
     }
@@ -137,6 +160,11 @@ pub(crate) fn locate(
     located.array_len = array_len;
     located.keys = hashes.len();
     located.probes = num_probes;
+    for i in 0..usize::from(num_probes) {
+        let (bytes, bits) = located.row_mut(i);
+        *bytes = [MaybeUninit::new(0); BLOCK];
+        *bits = [MaybeUninit::new(0); BLOCK];
+    }
     let in_range = match vector {
         #[cfg(target_arch = "x86_64")]
         Vector::Avx2(avx2) => avx2.locate(bits, num_probes, hashes, located),

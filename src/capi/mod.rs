@@ -19,6 +19,11 @@ pub struct leveldb_filterpolicy_t {
     _opaque: [u8; 0],
 }
 
+/// The length of the match-all filter `00 FF`, which every function that builds a
+/// filter writes when it cannot build the real one: the room a buffer needs for it.
+pub const LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH: usize = 2;
+const _: () = assert!(LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH == crate::MATCH_ALL_FILTER.len());
+
 /// The panic boundary of every exported function and LevelDB callback: a panic in
 /// `body` is caught and answered by `on_panic`, the entry point's fail-safe result.
 pub(crate) fn guard<T>(on_panic: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {

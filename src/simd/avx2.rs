@@ -1,6 +1,7 @@
 //! The AVX2 level: 8 keys hashed at once, probes located 4 at a time.
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 use super::level::Avx2;
 use super::{Located, BLOCK};
@@ -131,8 +132,9 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
             let bit = _mm256_srli_epi64::<61>(_mm256_add_epi64(_mm256_slli_epi64::<32>(a), b));
             beyond = _mm256_or_si256(beyond, _mm256_cmpgt_epi64(byte, last));
             let at = 4 * quarter;
-            store_4(&mut out.bytes[i][at..at + 4], byte);
-            store_4(&mut out.bits[i][at..at + 4], bit);
+            let (bytes_row, bits_row) = out.row_mut(i);
+            store_4(&mut bytes_row[at..at + 4], byte);
+            store_4(&mut bits_row[at..at + 4], bit);
             h = _mm_add_epi32(h, delta);
         }
     }
@@ -142,7 +144,7 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
 /// Stores the low halves of 4 64-bit lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn store_4(out: &mut [u32], v: V) {
+fn store_4(out: &mut [MaybeUninit<u32>], v: V) {
     assert!(out.len() >= 4);
     let packed = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
     // SAFETY: writes 16 bytes into `out`, which has room for them.

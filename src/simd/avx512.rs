@@ -1,6 +1,7 @@
 //! The AVX-512 level: 16 keys hashed at once, probes located 8 at a time.
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 use super::level::Avx512;
 use super::{Located, BLOCK};
@@ -109,6 +110,16 @@ fn store(out: &mut [u32], v: V) {
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
 }
 
+/// Writes one row of [`Located`]: a lane per key of the block.
+#[target_feature(enable = "avx512f,avx512dq")]
+#[inline]
+fn store_row(out: &mut [MaybeUninit<u32>; BLOCK], v: V) {
+    const { assert!(BLOCK == LANES) };
+    // SAFETY: writes 64 bytes into `out`, which is that long; unaligned stores are
+    // allowed.
+    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
+}
+
 #[target_feature(enable = "avx512f,avx512dq")]
 fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located) -> bool {
     let mut lanes = [0u32; BLOCK];
@@ -125,8 +136,9 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
         let (high_byte, high_bit) = locate_8(high, reciprocal, bytes);
         beyond |= _mm512_cmpge_epu64_mask(low_byte, bytes);
         beyond |= _mm512_cmpge_epu64_mask(high_byte, bytes);
-        store(&mut out.bytes[i], join(low_byte, high_byte));
-        store(&mut out.bits[i], join(low_bit, high_bit));
+        let (bytes_row, bits_row) = out.row_mut(i);
+        store_row(bytes_row, join(low_byte, high_byte));
+        store_row(bits_row, join(low_bit, high_bit));
         h = _mm512_add_epi32(h, delta);
     }
     beyond == 0
