@@ -261,7 +261,8 @@ struct Bench {
     std::string filter;
     leveldb_policy->CreateFilter(keys.slices.data(), int(keys.size()), &filter);
     if (!floor_program.empty())
-      floor = measure_floor(floor_program, keys, absent, filter, leveldb_policy, runs);
+      floor = measure_floor(floor_program, keys, absent, filter, leveldb_policy,
+                            std::min(runs, 5));
     create_filter(keys, &filter);
     key_may_match("present", keys, n, filter, true);
     key_may_match("absent", absent, n, filter, false);
@@ -344,7 +345,7 @@ int main(int argc, char** argv) {
   for (size_t key_length : {16, 100}) {
     KeySet absent(kMinQueries, key_length, 0xab5e47 + key_length);
     for (size_t n : sizes) {
-      int runs = quick ? 3 : n >= 1000000 ? 5 : 9;
+      int runs = quick ? 3 : n >= 1000000 ? 3 : 7;
       floors[{key_length, n}] =
           Bench{ours, our_policy, leveldb_policy, runs, {}}.all(key_length, n, absent,
                                                                 floor_program);

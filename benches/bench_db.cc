@@ -446,7 +446,7 @@ std::vector<double> perf_counts(std::vector<std::string> argv, const char* prelo
 
 void counters(const char* self, const char* library, const std::string& shared,
               const std::string& directory, int core, bool quick) {
-  const uint64_t warmup = 2000, gets = quick ? 5000 : 20000;
+  const uint64_t warmup = 2000, gets = quick ? 5000 : 10000;
   std::printf("\ncounters: ");
   // perf first: real hardware counts.
   {
@@ -558,7 +558,7 @@ void counters(const char* self, const char* library, const std::string& shared,
 }  // namespace
 
 void database(const char* self, const char* library, bool quick) {
-  const int fill_runs = quick ? 1 : 2, get_runs = quick ? 3 : 10;
+  const int fill_runs = 1, get_runs = quick ? 3 : 8;
   const uint64_t warmup = 20000, absent_gets = quick ? 100000 : 200000,
                  present_gets = quick ? 25000 : 50000;
   int core = bench_core();
