@@ -278,10 +278,10 @@ void check_policy(const Policy& policy, bool swapped, int* reports) {
   bool swap_on = policy.swap >= 0 && (policy.swap & LEVELDB_BLOOM_SWAP_CXX_API);
   if (swapped != swap_on || (!swapped && (ours || policy.swap != -1)))
     fail("database run used the wrong policy: " + policy.where);
-  if (*reports < 2)
+  if (!(*reports & (1 << swapped)))
     std::printf("  policy of the %s run: %s (swap status %d)\n", swapped ? "swapped" : "stock",
                 policy.where.c_str(), policy.swap);
-  ++*reports;
+  *reports |= 1 << swapped;
 }
 
 struct Build {
@@ -575,7 +575,7 @@ void database(const char* self, const char* library, bool quick) {
               "each Get of an absent key consults %d filters. Each run is a child process pinned "
               "to core %d, stock LevelDB or the swap (LD_PRELOAD); pairs alternate which goes "
               "first; ratio: stock ÷ swapped of each pair, median [min-max].\n"
-              "fill: %d builds per side; Gets: %d runs per side on one database (built by stock "
+              "fill: %d build(s) per side; Gets: %d runs per side on one database (built by stock "
               "LevelDB), each %" PRIu64 " absent then %" PRIu64
               " present random Gets after %" PRIu64 " of each untimed\n",
               kKeys, built.bytes / 1e6, built.levels[0], built.levels[1], built.levels[2],
