@@ -331,7 +331,7 @@ int main(int argc, char** argv) {
   if (floor_program.empty())
     std::printf("no floor (no --floor BENCH_FLOOR)\n");
   else
-    std::printf("floor: %s (Rust, the crate's public API: hash::hash, "
+    std::printf("floor: %s (Rust, the crate's public API: hash::bloom_hash, "
                 "BloomFilterPolicy::write_filter_of_hashes, Filter::may_contain) on the same "
                 "keys and filter, as many runs;\n"
                 "÷ floor: our median ÷ the floor's (hash + set probes for create_filter, "
