@@ -68,7 +68,7 @@ static void counter_destroy(void* state) { (void)state; }
 static char* counter_create_filter(void* state, const char* const* keys, const size_t* lengths,
                                    int num_keys, size_t* filter_length) {
   struct counter* counter = (struct counter*)state;
-  return leveldb_filterpolicy_create_filter(counter->policy, keys, lengths, num_keys,
+  return leveldb_bloom_create_filter(counter->policy, keys, lengths, num_keys,
                                             filter_length);
 }
 
@@ -76,14 +76,14 @@ static unsigned char counter_key_may_match(void* state, const char* key, size_t 
                                            const char* filter, size_t filter_length) {
   struct counter* counter = (struct counter*)state;
   unsigned char answer =
-      leveldb_filterpolicy_key_may_match(counter->policy, key, length, filter, filter_length);
+      leveldb_bloom_key_may_match(counter->policy, key, length, filter, filter_length);
   counter->checks++; /* lookups run on this thread only */
   counter->may_match += answer;
   return answer;
 }
 
 static const char* counter_name(void* state) {
-  return leveldb_filterpolicy_name(((struct counter*)state)->policy);
+  return leveldb_bloom_policy_name(((struct counter*)state)->policy);
 }
 
 static unsigned long count_absent_checks(const char* dir, struct counter* counter) {
@@ -128,11 +128,11 @@ int main(int argc, char** argv) {
   if (status == 0) return 1;
 
   policy = leveldb_filterpolicy_create_bloom(DEMO_BITS_PER_KEY);
-  empty_filter = leveldb_filterpolicy_create_filter(policy, NULL, NULL, 0, &length);
+  empty_filter = leveldb_bloom_create_filter(policy, NULL, NULL, 0, &length);
   k = length > 0 ? (unsigned char)empty_filter[length - 1] : 0; /* a filter's last byte */
   free(empty_filter);
   printf("  policy:          %s, %d bits per key, k = %d probes\n",
-         leveldb_filterpolicy_name(policy), DEMO_BITS_PER_KEY, k);
+         leveldb_bloom_policy_name(policy), DEMO_BITS_PER_KEY, k);
 
   db = open_db(argv[1], policy, 1);
   write_keys(db);
