@@ -6,7 +6,9 @@
  * match-all filter 00 FF, else NULL with length 0; never anything else, so never a
  * false negative. write_filter and key_may_match never allocate, so they answer
  * exactly as without failures. Policy creation gives NULL. Nothing leaks: the
- * process's live allocation count is the same after each call and free(). */
+ * process's live allocation count is the same after each call and free().
+ * Reports and exits as check.h says. */
+#include "check.h"
 #include "failmalloc.h"
 
 #include <leveldb_bloom.h>
@@ -20,14 +22,12 @@
 
 static struct failmalloc shim;
 static const void* library; /* an address inside libleveldb_bloom */
-static int checks, failed;
+static char context[64];
 
-static void expect(int ok, const char* what, int bits_per_key, int num_keys) {
-  checks++;
-  if (!ok) {
-    failed++;
-    fprintf(stderr, "FAIL: %s (bits_per_key %d, %d keys)\n", what, bits_per_key, num_keys);
-  }
+/* Names the case in failure reports. */
+static void at(int bits_per_key, int num_keys) {
+  snprintf(context, sizeof context, "bits_per_key %d, %d keys", bits_per_key, num_keys);
+  check_context(context);
 }
 
 static char key_bytes[MAX_KEYS + QUERIES][12];
@@ -49,28 +49,29 @@ static void check_create(const leveldb_filterpolicy_t* policy, int bits_per_key,
   const long live = shim.live(), failures = shim.failures();
   size_t length = 777, i;
   char* filter;
+  at(bits_per_key, n);
   shim.arm(library, min_size, skip, 1, 0);
   filter = leveldb_filterpolicy_create_filter(policy, keys, lengths, n, &length);
   shim.disarm();
   if (filter == NULL) {
-    expect(length == 0, "NULL filter with a non-zero length", bits_per_key, n);
-    expect(shim.failures() > failures, "NULL filter without a failed allocation", bits_per_key, n);
+    CHECK_THAT(length == 0, "NULL filter with a non-zero length");
+    CHECK_THAT(shim.failures() > failures, "NULL filter without a failed allocation");
   } else if (length == 2 && memcmp(filter, "\x00\xff", 2) == 0) {
-    expect(shim.failures() > failures, "match-all filter without a failed allocation", bits_per_key, n);
+    CHECK_THAT(shim.failures() > failures, "match-all filter without a failed allocation");
   } else {
-    expect(length == normal_length && memcmp(filter, normal, length) == 0,
-           "a filter that is neither the real one, nor 00 ff, nor NULL", bits_per_key, n);
+    CHECK_THAT(length == normal_length && memcmp(filter, normal, length) == 0,
+           "a filter that is neither the real one, nor 00 ff, nor NULL");
   }
   for (i = 0; filter != NULL && i < (size_t)n; i++)
-    expect(leveldb_filterpolicy_key_may_match(policy, keys[i], lengths[i], filter, length) == 1,
-           "FALSE NEGATIVE on a filter built under allocation failure", bits_per_key, n);
+    CHECK_THAT(leveldb_filterpolicy_key_may_match(policy, keys[i], lengths[i], filter, length) == 1,
+           "FALSE NEGATIVE on a filter built under allocation failure");
   free(filter);
-  expect(shim.live() == live, "create_filter leaked under allocation failure", bits_per_key, n);
+  CHECK_THAT(shim.live() == live, "create_filter leaked under allocation failure");
 
   /* The exact outcome each kind of failure is documented to give. */
-  if (skip == 0 && min_size == 0) expect(filter == NULL, "all allocations failed but not NULL", bits_per_key, n);
+  if (skip == 0 && min_size == 0) CHECK_THAT(filter == NULL, "all allocations failed but not NULL");
   if (skip == 0 && min_size == 3)
-    expect(filter != NULL && length == 2, "the filter's allocation failed but no 00 ff", bits_per_key, n);
+    CHECK_THAT(filter != NULL && length == 2, "the filter's allocation failed but no 00 ff");
 }
 
 /* write_filter and key_may_match with every allocation of the library failing. */
@@ -81,27 +82,28 @@ static void check_non_allocating(const leveldb_filterpolicy_t* policy, int bits_
   const long failures = shim.failures();
   size_t written, q;
   if (out == NULL) exit(3);
+  at(bits_per_key, n);
   for (q = 0; q < QUERIES; q++)
     answers[q] = leveldb_filterpolicy_key_may_match(policy, keys[MAX_KEYS + q], lengths[MAX_KEYS + q], normal,
                                                     normal_length);
   shim.arm(library, 0, 0, 1, 0);
   written = leveldb_bloom_write_filter(policy, keys, lengths, (size_t)n, out, normal_length);
   for (q = 0; q < QUERIES; q++)
-    expect(leveldb_filterpolicy_key_may_match(policy, keys[MAX_KEYS + q], lengths[MAX_KEYS + q], normal,
+    CHECK_THAT(leveldb_filterpolicy_key_may_match(policy, keys[MAX_KEYS + q], lengths[MAX_KEYS + q], normal,
                                               normal_length) == answers[q],
-           "key_may_match changed its answer under allocation failure", bits_per_key, n);
-  expect(strcmp(leveldb_filterpolicy_name(policy), "leveldb.BuiltinBloomFilter2") == 0, "name under failure",
-         bits_per_key, n);
+           "key_may_match changed its answer under allocation failure");
+  CHECK_THAT(strcmp(leveldb_filterpolicy_name(policy), "leveldb.BuiltinBloomFilter2") == 0, "name under failure");
   shim.disarm();
-  expect(written == normal_length && memcmp(out, normal, normal_length) == 0,
-         "write_filter differs under allocation failure", bits_per_key, n);
-  expect(shim.failures() == failures, "write_filter or key_may_match allocated", bits_per_key, n);
+  CHECK_THAT(written == normal_length && memcmp(out, normal, normal_length) == 0,
+         "write_filter differs under allocation failure");
+  CHECK_THAT(shim.failures() == failures, "write_filter or key_may_match allocated");
   free(out);
 }
 
 static void check_policy_creation(void) {
   long live;
   leveldb_filterpolicy_t *own, *bloom;
+  at(10, 0);
   /* Once first: looking for LevelDB (dlsym) makes glibc keep a dlerror buffer. */
   leveldb_filterpolicy_destroy(leveldb_filterpolicy_create_bloom(10));
   live = shim.live();
@@ -109,8 +111,8 @@ static void check_policy_creation(void) {
   own = leveldb_bloom_policy_create(10);
   bloom = leveldb_filterpolicy_create_bloom(10);
   shim.disarm();
-  expect(own == NULL && bloom == NULL, "a policy was created although its allocation failed", 10, 0);
-  expect(shim.live() == live, "policy creation leaked under allocation failure", 10, 0);
+  CHECK_THAT(own == NULL && bloom == NULL, "a policy was created although its allocation failed");
+  CHECK_THAT(shim.live() == live, "policy creation leaked under allocation failure");
 }
 
 int main(void) {
@@ -142,7 +144,7 @@ int main(void) {
   }
   check_policy_creation();
 
-  printf("allocation failure: %d checks, %d failed, %ld allocations made to fail\n", checks, failed,
-         shim.failures());
-  return failed == 0 ? 0 : 1;
+  CHECK(shim.failures() > 0);
+  printf("%ld allocations made to fail\n", shim.failures());
+  return check_report("alloc_failure");
 }

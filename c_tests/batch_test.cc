@@ -1,10 +1,11 @@
 // The batch query and filter building of libleveldb_bloom, at whatever SIMD level
-// this process runs (LEVELDB_BLOOM_SIMD; tests/batch.rs runs it once per level),
+// this process runs (LEVELDB_BLOOM_SIMD; tests/harnesses.rs runs it once per level),
 // against LevelDB's own policy and against our one-key answers; and every bad input
 // of leveldb_filterpolicy_key_may_match_batch.
 //
-//   batch_test LIBRARY [--level]   prints "simd level: NAME", then (without --level)
-//                                  "N cases, M failed", and exits 0 when all pass
+//   batch_test LIBRARY [--level]   prints "simd level: NAME", then (without --level,
+//                                  only where each side's code lives) checks;
+//                                  reports and exits as check.h says
 //
 // LevelDB is linked; ours is loaded with RTLD_LOCAL (c_tests/load_ours.h), and the
 // start of the run checks that each side's code lives where it should.
@@ -19,19 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
 #include "load_ours.h"
 
 namespace {
 
 using load_ours::Ours;
-
-int failures = 0;
-long cases = 0;
-
-void check(bool ok, const std::string& what) {
-  cases++;
-  if (!ok && failures++ < 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 uint64_t next(uint64_t* state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15u);
@@ -68,7 +62,7 @@ struct Test {
       single[i] = ours.key_may_match(policy, queries.pointers[i], queries.lengths[i],
                                      filter.data(), filter.size());
     }
-    check(single == expected, what + ": one key per call differs from LevelDB");
+    CHECK_THAT(single == expected, what + ": one key per call differs from LevelDB");
     for (size_t chunk : {size_t(1), size_t(7), size_t(16), size_t(64), size_t(65), n}) {
       if (chunk == 0) continue;
       std::vector<uint8_t> got(n, 7);
@@ -77,7 +71,7 @@ struct Test {
         ours.key_may_match_batch(policy, &queries.pointers[i], &queries.lengths[i], count,
                                  filter.data(), filter.size(), &got[i]);
       }
-      check(got == expected, what + ": batch of " + std::to_string(chunk) + " differs");
+      CHECK_THAT(got == expected, what + ": batch of " + std::to_string(chunk) + " differs");
     }
   }
 
@@ -98,7 +92,7 @@ struct Test {
                                             keys.lengths.data(), int(n), &filter_length);
           std::string what = "bits_per_key " + std::to_string(bits_per_key) + ", " +
                              std::to_string(n) + " keys of length " + std::to_string(length);
-          check(filter != nullptr && std::string(filter, filter_length) == expected,
+          CHECK_THAT(filter != nullptr && std::string(filter, filter_length) == expected,
                 what + ": filter bytes differ");
           std::free(filter);
           std::vector<std::string> queries = added;
@@ -144,7 +138,7 @@ struct Test {
     std::vector<uint8_t> expected(n), got(n);
     for (size_t i = 0; i < n; i++)
       expected[i] = leveldb->KeyMayMatch(query_keys.slices[i], leveldb::Slice(filter));
-    check(std::count(expected.begin(), expected.end(), 0) > 0, "some absent keys answer 0");
+    CHECK_THAT(std::count(expected.begin(), expected.end(), 0) > 0, "some absent keys answer 0");
     auto batch = [&](const leveldb_filterpolicy_t* p, const char* const* k, const size_t* l,
                      size_t count, const char* f, size_t fl, uint8_t* r) {
       ours.key_may_match_batch(p, k, l, count, f, fl, r);
@@ -157,31 +151,31 @@ struct Test {
 
     std::fill(got.begin(), got.end(), 7);
     batch(nullptr, ks, ls, n, filter.data(), filter.size(), got.data());
-    check(all(1), "NULL policy: every result 1");
+    CHECK_THAT(all(1), "NULL policy: every result 1");
     int not_a_policy = 0;
     std::fill(got.begin(), got.end(), 7);
     batch(reinterpret_cast<const leveldb_filterpolicy_t*>(&not_a_policy), ks, ls, n,
           filter.data(), filter.size(), got.data());
-    check(all(1), "unknown policy: every result 1");
+    CHECK_THAT(all(1), "unknown policy: every result 1");
     batch(policy, ks, ls, n, filter.data(), filter.size(), nullptr);
-    check(true, "NULL results: nothing written, no crash");
+    CHECK_THAT(true, "NULL results: nothing written, no crash");
     std::fill(got.begin(), got.end(), 7);
     batch(policy, ks, ls, 0, filter.data(), filter.size(), got.data());
-    check(all(7), "num_keys 0: nothing written");
+    CHECK_THAT(all(7), "num_keys 0: nothing written");
     batch(policy, nullptr, nullptr, 0, filter.data(), filter.size(), got.data());
-    check(all(7), "num_keys 0 with NULL arrays: nothing written");
+    CHECK_THAT(all(7), "num_keys 0 with NULL arrays: nothing written");
     std::fill(got.begin(), got.end(), 7);
     batch(policy, nullptr, ls, n, filter.data(), filter.size(), got.data());
-    check(all(1), "NULL key_array: every result 1");
+    CHECK_THAT(all(1), "NULL key_array: every result 1");
     std::fill(got.begin(), got.end(), 7);
     batch(policy, ks, nullptr, n, filter.data(), filter.size(), got.data());
-    check(all(1), "NULL key_length_array: every result 1");
+    CHECK_THAT(all(1), "NULL key_length_array: every result 1");
     std::fill(got.begin(), got.end(), 7);
     batch(policy, ks, ls, n, nullptr, filter.size(), got.data());
-    check(all(1), "NULL filter with a length: every result 1");
+    CHECK_THAT(all(1), "NULL filter with a length: every result 1");
     std::fill(got.begin(), got.end(), 7);
     batch(policy, ks, ls, n, nullptr, 0, got.data());
-    check(all(0), "NULL filter of length 0: every result 0, as LevelDB on an empty filter");
+    CHECK_THAT(all(0), "NULL filter of length 0: every result 0, as LevelDB on an empty filter");
 
     // NULL keys: with a length, that key may match; of length 0, the empty key.
     std::vector<const char*> pointers = query_keys.pointers;
@@ -199,7 +193,7 @@ struct Test {
     std::fill(got.begin(), got.end(), 7);
     batch(policy, pointers.data(), lengths.data(), n, filter.data(), filter.size(),
           got.data());
-    check(got == want, "NULL keys: 1 with a length, the empty key without");
+    CHECK_THAT(got == want, "NULL keys: 1 with a length, the empty key without");
     delete leveldb;
   }
 };
@@ -212,21 +206,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   Ours ours(argv[1]);
-  if (argc == 3 && std::strcmp(argv[2], "--level") == 0) {
-    std::printf("simd level: %s\n", ours.simd_level());
-    return 0;
-  }
   const leveldb::FilterPolicy* leveldb = leveldb::NewBloomFilterPolicy(10);
   // Each side's code is where it should be: ours in our library, LevelDB's policy in
   // LevelDB's.
   std::string our_object =
       load_ours::object_of(reinterpret_cast<void*>(ours.key_may_match_batch));
   std::string leveldb_object = load_ours::object_of_class(leveldb);
-  check(our_object.find("libleveldb_bloom") != std::string::npos, "ours is " + our_object);
-  check(leveldb_object.find("libleveldb.so") != std::string::npos,
+  CHECK_THAT(our_object.find("libleveldb_bloom") != std::string::npos, "ours is " + our_object);
+  CHECK_THAT(leveldb_object.find("libleveldb.so") != std::string::npos,
         "LevelDB's policy is " + leveldb_object);
   delete leveldb;
   std::printf("simd level: %s\n", ours.simd_level());
+  if (argc == 3 && std::strcmp(argv[2], "--level") == 0) return check_report("batch_test");
 
   leveldb_filterpolicy_t* policy = ours.policy_create(10);
   Test test{ours, policy};
@@ -235,6 +226,5 @@ int main(int argc, char** argv) {
   test.bad_inputs();
   ours.policy_destroy(policy);
 
-  std::printf("%ld cases, %d failed\n", cases, failures);
-  return failures == 0 ? 0 : 1;
+  return check_report("batch_test");
 }

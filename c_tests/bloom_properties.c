@@ -1,6 +1,6 @@
 /* LevelDB's own bloom filter properties (util/bloom_test.cc: EmptyFilter, Small,
    VaryingLengths), checked on filters built by libleveldb_bloom at 10 bits per key.
-   Plain C99, linked to libleveldb_bloom only. Exit status 0 when every check held. */
+   Plain C99, linked to libleveldb_bloom only. Reports and exits as check.h says. */
 #include <leveldb_bloom.h>
 
 #include <stdint.h>
@@ -110,11 +110,10 @@ static void varying_lengths(const leveldb_filterpolicy_t* policy) {
 
 int main(void) {
   leveldb_filterpolicy_t* policy = leveldb_filterpolicy_create_bloom(10);
-  if (!CHECK(policy != NULL)) return check_exit_code();
+  if (!CHECK(policy != NULL)) return check_report("bloom_properties");
   empty_filter(policy);
   small(policy);
   varying_lengths(policy);
   leveldb_filterpolicy_destroy(policy);
-  if (check_failures == 0) printf("bloom_properties: all checks passed\n");
-  return check_exit_code();
+  return check_report("bloom_properties");
 }

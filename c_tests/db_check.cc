@@ -11,7 +11,9 @@
  *   failing-bursts   allocations by libleveldb_bloom fail two in a row, then two
  *                    succeed, and so on: some filters cannot get even the 2-byte
  *                    match-all filter allocated, and must still not be empty
- * Prints what it checked; exits 0 when every read was right. */
+ * Prints what it checked; reports and exits as check.h says (the concurrent phase
+ * is one check, folded in from the threads' counts; each read after it is one). */
+#include "check.h"
 #include "failmalloc.h"
 
 #include <leveldb/db.h>
@@ -57,24 +59,28 @@ struct Counts {
   std::atomic<long> found{0}, absent{0}, wrong{0};
 };
 
-void expect_found(leveldb::DB* db, int i, Counts& counts) {
+/* Whether key i reads back with its value; counted either way. */
+bool expect_found(leveldb::DB* db, int i, Counts& counts) {
   std::string value;
   const leveldb::Status status = db->Get(leveldb::ReadOptions(), key_of(i), &value);
   if (status.ok() && value == value_of(i)) {
     counts.found++;
-  } else {
-    if (counts.wrong++ < 5) std::fprintf(stderr, "key %s: %s\n", key_of(i).c_str(), status.ToString().c_str());
+    return true;
   }
+  if (counts.wrong++ < 5) std::fprintf(stderr, "key %s: %s\n", key_of(i).c_str(), status.ToString().c_str());
+  return false;
 }
 
-void expect_absent(leveldb::DB* db, int i, Counts& counts) {
+/* Whether absent key i is not found; counted either way. */
+bool expect_absent(leveldb::DB* db, int i, Counts& counts) {
   std::string value;
   const leveldb::Status status = db->Get(leveldb::ReadOptions(), absent_key_of(i), &value);
   if (status.IsNotFound()) {
     counts.absent++;
-  } else {
-    if (counts.wrong++ < 5) std::fprintf(stderr, "absent key %s: %s\n", absent_key_of(i).c_str(), status.ToString().c_str());
+    return true;
   }
+  if (counts.wrong++ < 5) std::fprintf(stderr, "absent key %s: %s\n", absent_key_of(i).c_str(), status.ToString().c_str());
+  return false;
 }
 
 /* Whether some table file names our policy in its metaindex: filters were written. */
@@ -162,11 +168,13 @@ int main(int argc, char** argv) {
   }
   for (std::thread& thread : threads) thread.join();
   const long concurrent_reads = counts.found + counts.absent;
+  CHECK_THAT(counts.wrong == 0, "every write and concurrent read right");
+  CHECK_THAT(concurrent_reads > 0, "reads while writing");
 
   db->CompactRange(nullptr, nullptr);
   for (int i = 0; i < kKeys; i++) {
-    expect_found(db.get(), i, counts);
-    expect_absent(db.get(), i, counts);
+    CHECK_THAT(expect_found(db.get(), i, counts), "a written key found after the full compaction");
+    CHECK_THAT(expect_absent(db.get(), i, counts), "an absent key not found after the full compaction");
   }
   if (failing) shim.disarm();
   std::string files; /* table files per level, to show compactions moved data down */
@@ -185,5 +193,7 @@ int main(int argc, char** argv) {
               counts.wrong.load(), files.c_str(), filters ? "written" : "MISSING");
   if (failing) std::printf("; %ld allocations made to fail", shim.failures());
   std::printf("\n");
-  return counts.wrong == 0 && filters && (!failing || shim.failures() > 0) ? 0 : 1;
+  CHECK_THAT(filters, "table files with our filters");
+  if (failing) CHECK_THAT(shim.failures() > 0, "allocations made to fail");
+  return check_report("db_check");
 }

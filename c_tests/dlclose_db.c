@@ -2,7 +2,7 @@
    makes a bloom policy with its leveldb_filterpolicy_create_bloom, writes a
    database with it, and then dlcloses the library while the database still uses
    the policy: further Puts, Gets and a compaction must still work (the library is
-   NODELETE). Prints "dlclose_db: passed" when every key read back right.
+   NODELETE). Reports and exits as check.h says.
 
      dlclose_db LIBRARY DIR KEYS */
 #include <leveldb/c.h>
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   leveldb_options_set_filter_policy(options, policy);
   db = leveldb_open(options, argv[2], &error);
   CHECK(error == NULL);
-  if (error != NULL) return check_exit_code();
+  if (error != NULL) return check_report("dlclose_db");
   put_range(db, 0, keys / 2);
   leveldb_compact_range(db, NULL, 0, NULL, 0);
   CHECK(dlclose(library) == 0);
@@ -93,6 +93,5 @@ int main(int argc, char** argv) {
   /* LevelDB's own destroy (this program binds to LevelDB's): it calls back into the
      policy's destructor, in the library dlclosed above. */
   leveldb_filterpolicy_destroy(policy);
-  if (check_failures == 0) printf("dlclose_db: passed\n");
-  return check_exit_code();
+  return check_report("dlclose_db");
 }

@@ -5,12 +5,13 @@
 // on demand.
 //
 //   dropin_oom reserve   each failure gets the match-all filter 00 FF, also after a
-//                        successful call refilled the reserve; prints "reserve ok"
+//                        successful call refilled the reserve; reports as check.h says
 //   dropin_oom abort     two failures in a row: the process aborts with a message
 #include <leveldb/filter_policy.h>
 #include <leveldb/slice.h>
 #include <leveldb_bloom.hpp>
 
+#include "check.h"
 #include "failmalloc.h"
 
 #include <cstdio>
@@ -19,15 +20,7 @@
 #include <string>
 #include <vector>
 
-static int failures = 0;
 static struct failmalloc shim;
-
-static void expect(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "FAILED: %s\n", what);
-    failures++;
-  }
-}
 
 static const void* bloom_library() {
   int (*function)(void) = leveldb_bloom_swap_status;
@@ -48,7 +41,7 @@ static std::string starved_filter(const leveldb::FilterPolicy& policy,
 
 int main(int argc, char** argv) {
   if (argc != 2 || !failmalloc_load(&shim)) return 2;
-  expect((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) != 0, "swapped");
+  CHECK_THAT((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) != 0, "swapped");
   std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(10));
   std::vector<std::string> storage;
   for (int i = 0; i < 100; i++) storage.push_back("key" + std::to_string(i));
@@ -64,14 +57,13 @@ int main(int argc, char** argv) {
   const std::string match_all("\x00\xff", 2);
   const std::string real = leveldb_bloom::Policy(10).create_filter(storage);
   for (int round = 0; round < 3; round++) {
-    expect(starved_filter(*policy, keys) == match_all, "starved: match-all filter");
+    CHECK_THAT(starved_filter(*policy, keys) == match_all, "starved: match-all filter");
     std::string filter;
     policy->CreateFilter(keys.data(), static_cast<int>(keys.size()), &filter);
-    expect(filter == real, "fed again: the real filter (and the reserve refilled)");
+    CHECK_THAT(filter == real, "fed again: the real filter (and the reserve refilled)");
   }
   const std::string starved = starved_filter(*policy, keys);
   for (const leveldb::Slice& key : keys)
-    expect(policy->KeyMayMatch(key, starved), "the match-all filter matches every key");
-  std::printf("%s\n", failures == 0 ? "reserve ok" : "FAILED");
-  return failures == 0 ? 0 : 1;
+    CHECK_THAT(policy->KeyMayMatch(key, starved), "the match-all filter matches every key");
+  return check_report("dropin_oom");
 }

@@ -4,8 +4,8 @@
    -lleveldb_bloom -lleveldb (the program's leveldb_filterpolicy_destroy and
    leveldb_filterpolicy_create_bloom bind to this library) and -lleveldb
    -lleveldb_bloom (both bind to LevelDB's); run under valgrind, so a policy released
-   wrongly shows as a leak or an invalid free. Exits 0 when every check passes, and
-   prints what it found. */
+   wrongly shows as a leak or an invalid free. Prints what it found; reports and
+   exits as check.h says. */
 #include <leveldb/c.h>
 #include <leveldb_bloom.h>
 
@@ -14,17 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 typedef void (*destroy_fn)(leveldb_filterpolicy_t*);
 typedef leveldb_filterpolicy_t* (*create_bloom_fn)(int);
-
-static int failures;
-
-static void expect(int ok, const char* what) {
-  if (!ok) {
-    fprintf(stderr, "FAILED: %s\n", what);
-    failures++;
-  }
-}
 
 /* `name` as defined in the library that defines `anchor` (looked up there, not in
    the program's scope, so link order does not matter). */
@@ -87,31 +80,31 @@ static void check_every_function(const leveldb_filterpolicy_t* policy) {
     lengths[i] = (size_t)sprintf(storage[i], "key%d", i);
     keys[i] = storage[i];
   }
-  expect(own != NULL, "own handle");
-  expect(leveldb_filterpolicy_name(policy) != NULL &&
+  CHECK_THAT(own != NULL, "own handle");
+  CHECK_THAT(leveldb_filterpolicy_name(policy) != NULL &&
              strcmp(leveldb_filterpolicy_name(policy), "leveldb.BuiltinBloomFilter2") == 0,
          "name");
   filter = leveldb_filterpolicy_create_filter(policy, keys, lengths, NUM_KEYS, &length);
   own_filter = leveldb_filterpolicy_create_filter(own, keys, lengths, NUM_KEYS, &own_length);
-  expect(filter != NULL && own_filter != NULL && length == own_length && length > 2 &&
+  CHECK_THAT(filter != NULL && own_filter != NULL && length == own_length && length > 2 &&
              memcmp(filter, own_filter, length) == 0,
          "create_filter equals the own handle's");
-  expect(leveldb_bloom_filter_length(policy, NUM_KEYS) == own_length, "filter_length");
+  CHECK_THAT(leveldb_bloom_filter_length(policy, NUM_KEYS) == own_length, "filter_length");
   buffer = (char*)malloc(own_length);
   written = leveldb_bloom_write_filter(policy, keys, lengths, NUM_KEYS, buffer, own_length);
-  expect(written == own_length && memcmp(buffer, own_filter, own_length) == 0, "write_filter");
+  CHECK_THAT(written == own_length && memcmp(buffer, own_filter, own_length) == 0, "write_filter");
   for (i = 0; i < NUM_KEYS; i++) {
     char absent[16];
     size_t absent_length = (size_t)sprintf(absent, "absent%d", i);
-    expect(leveldb_filterpolicy_key_may_match(policy, keys[i], lengths[i], filter, length) == 1,
+    CHECK_THAT(leveldb_filterpolicy_key_may_match(policy, keys[i], lengths[i], filter, length) == 1,
            "key_may_match on a present key");
     matches += leveldb_filterpolicy_key_may_match(policy, absent, absent_length, filter, length);
-    expect(leveldb_filterpolicy_key_may_match(policy, absent, absent_length, filter, length) ==
+    CHECK_THAT(leveldb_filterpolicy_key_may_match(policy, absent, absent_length, filter, length) ==
                leveldb_filterpolicy_key_may_match(own, absent, absent_length, own_filter,
                                                   own_length),
            "key_may_match on an absent key");
   }
-  expect(matches < NUM_KEYS / 10, "the filter rejects absent keys");
+  CHECK_THAT(matches < NUM_KEYS / 10, "the filter rejects absent keys");
   free(buffer);
   free(filter);
   free(own_filter);
@@ -127,8 +120,8 @@ int main(void) {
   if (symbol != NULL) memcpy(&ours, &symbol, sizeof ours);
   symbol = symbol_in_library_of(address_of_leveldb_open(), "leveldb_filterpolicy_create_bloom");
   if (symbol != NULL) memcpy(&leveldbs_create_bloom, &symbol, sizeof leveldbs_create_bloom);
-  expect(ours != NULL && leveldbs_create_bloom != NULL, "symbols found");
-  if (ours == NULL || leveldbs_create_bloom == NULL) return 1;
+  CHECK_THAT(ours != NULL && leveldbs_create_bloom != NULL, "symbols found");
+  if (ours == NULL || leveldbs_create_bloom == NULL) return check_report("dropin_release");
   printf("swap status: %d\n", leveldb_bloom_swap_status());
   printf("program's leveldb_filterpolicy_destroy: %s\n",
          programs == ours ? "libleveldb_bloom" : "LevelDB");
@@ -138,7 +131,7 @@ int main(void) {
   policy = leveldb_filterpolicy_create(&custom_destroyed, custom_destructor, custom_create,
                                        custom_match, custom_name);
   ours(policy);
-  expect(custom_destroyed == 1, "custom policy destroyed once");
+  CHECK_THAT(custom_destroyed == 1, "custom policy destroyed once");
 
   /* LevelDB's own bloom policy (built around leveldb::NewBloomFilterPolicy, which is
      this library's when swapped, LevelDB's otherwise). */
@@ -148,19 +141,18 @@ int main(void) {
      when swapped, accepted by every function here; LevelDB's own otherwise, which
      those functions do not know and answer fail-safe. */
   policy = leveldb_filterpolicy_create_bloom(10);
-  expect(policy != NULL, "create_bloom");
+  CHECK_THAT(policy != NULL, "create_bloom");
   if (swapped) {
     check_every_function(policy);
   } else {
     size_t length = 0;
     char* filter = leveldb_filterpolicy_create_filter(policy, NULL, NULL, 0, &length);
-    expect(leveldb_filterpolicy_name(policy) == NULL, "unknown policy: no name");
-    expect(length == 2 && (unsigned char)filter[1] == 0xff, "unknown policy: match-all filter");
+    CHECK_THAT(leveldb_filterpolicy_name(policy) == NULL, "unknown policy: no name");
+    CHECK_THAT(length == 2 && (unsigned char)filter[1] == 0xff, "unknown policy: match-all filter");
     free(filter);
   }
   ours(policy);
   ours(NULL);
 
-  printf("%s\n", failures == 0 ? "all released" : "FAILED");
-  return failures == 0 ? 0 : 1;
+  return check_report("dropin_release");
 }

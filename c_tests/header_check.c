@@ -1,6 +1,7 @@
 /* Compiled as C99 and as C++11 with -Wall -Wextra -Werror -pedantic: the generated
    header alone, beside LevelDB's <leveldb/c.h> in either order, and where
-   <leveldb/c.h> provides nothing (EXPECT_FALLBACK_TYPEDEF). */
+   <leveldb/c.h> provides nothing (EXPECT_FALLBACK_TYPEDEF). Reports and exits as
+   check.h says. */
 #if defined(LEVELDB_FIRST)
 #include <leveldb/c.h>
 #include <leveldb_bloom.h>
@@ -19,13 +20,15 @@
 
 #include <stdlib.h>
 
+#include "check.h"
+
 int main(void) {
   leveldb_filterpolicy_t* policy = leveldb_bloom_policy_create(10);
   size_t length = 0;
   char* filter = leveldb_filterpolicy_create_filter(policy, NULL, NULL, 0, &length);
-  int ok = filter != NULL && length == 9 &&
-           leveldb_filterpolicy_key_may_match(policy, "k", 1, filter, length) == 0;
+  CHECK(filter != NULL && length == 9);
+  CHECK(filter != NULL && leveldb_filterpolicy_key_may_match(policy, "k", 1, filter, length) == 0);
   free(filter);
   leveldb_bloom_policy_destroy(policy);
-  return ok ? 0 : 1;
+  return check_report("header_check");
 }

@@ -8,7 +8,7 @@
 // The legacy policy (Policy::legacy, NewLegacyBloomFilterPolicy) is held to the same
 // reference where its hash readings agree: keys with tail bytes below 0x80 give the
 // reference filter byte for byte; other keys a superset of its bits, every key found.
-// Exits 0 when every check passes.
+// Reports and exits as check.h says.
 #include <leveldb_bloom.hpp>
 
 #include <cstdint>
@@ -23,18 +23,19 @@
 #include <string_view>
 #endif
 
+#include "check.h"
+
 static_assert(!std::is_copy_constructible<leveldb_bloom::Policy>::value, "move-only");
 static_assert(!std::is_copy_assignable<leveldb_bloom::Policy>::value, "move-only");
 static_assert(std::is_nothrow_move_constructible<leveldb_bloom::Policy>::value, "movable");
 static_assert(std::is_nothrow_move_assignable<leveldb_bloom::Policy>::value, "movable");
 
-static int failures = 0;
+static char context[32];
 
-static void expect(bool ok, const char* what, int round) {
-  if (!ok) {
-    std::fprintf(stderr, "FAILED (round %d): %s\n", round, what);
-    failures++;
-  }
+// Names the round in failure reports.
+static void in_round(int round) {
+  std::snprintf(context, sizeof context, "round %d", round);
+  check_context(context);
 }
 
 static std::uint64_t state = 0x9e3779b97f4a7c15ULL;
@@ -89,57 +90,57 @@ static std::string reference_filter(int bits_per_key, const std::vector<std::str
 #endif
 
 static void check_policy(int round) {
+  in_round(round);
   const int bits_per_key = static_cast<int>(next() % 25);
   const std::vector<std::string> keys = random_keys(next() % 300);
   const std::string expected = reference_filter(bits_per_key, keys);
   leveldb_bloom::Policy policy(bits_per_key);
-  expect(static_cast<bool>(policy) && policy.capi() != nullptr, "policy made", round);
-  expect(std::string(policy.name()) == "leveldb.BuiltinBloomFilter2", "name", round);
-  expect(policy.filter_length(keys.size()) == expected.size(), "filter_length", round);
-  expect(policy.create_filter(keys) == expected, "create_filter", round);
+  CHECK_THAT(static_cast<bool>(policy) && policy.capi() != nullptr, "policy made");
+  CHECK_THAT(std::string(policy.name()) == "leveldb.BuiltinBloomFilter2", "name");
+  CHECK_THAT(policy.filter_length(keys.size()) == expected.size(), "filter_length");
+  CHECK_THAT(policy.create_filter(keys) == expected, "create_filter");
 
   std::string appended("prefix");
-  expect(policy.append_filter(keys, &appended) == expected.size() &&
+  CHECK_THAT(policy.append_filter(keys, &appended) == expected.size() &&
              appended == "prefix" + expected,
-         "append_filter appends", round);
+         "append_filter appends");
 
   for (const std::string& key : keys)
-    expect(policy.key_may_match(key, expected), "a present key matches", round);
+    CHECK_THAT(policy.key_may_match(key, expected), "a present key matches");
   const std::vector<std::string> probes = random_keys(50);
   for (const std::string& probe : probes) {
     const std::string filter = random_keys(1)[0] + expected;  // any bytes at all
-    expect(policy.key_may_match(probe, filter) ==
+    CHECK_THAT(policy.key_may_match(probe, filter) ==
                (leveldb_filterpolicy_key_may_match(policy.capi(), probe.data(), probe.size(),
                                                    filter.data(), filter.size()) != 0),
-           "key_may_match on any bytes", round);
+           "key_may_match on any bytes");
   }
 
 #if LEVELDB_BLOOM_WITH_LEVELDB
   std::unique_ptr<const leveldb::FilterPolicy> reference(leveldb::NewBloomFilterPolicy(bits_per_key));
   std::unique_ptr<const leveldb::FilterPolicy> ours(leveldb_bloom::NewBloomFilterPolicy(bits_per_key));
-  expect(ours != nullptr && std::string(ours->Name()) == reference->Name(), "Name", round);
+  CHECK_THAT(ours != nullptr && std::string(ours->Name()) == reference->Name(), "Name");
   std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
   std::string dst("prefix");
   ours->CreateFilter(slices.data(), static_cast<int>(slices.size()), &dst);
-  expect(dst == "prefix" + expected, "CreateFilter appends LevelDB's filter", round);
-  expect(policy.append_filter(slices, &appended) == expected.size(), "Slices as keys", round);
+  CHECK_THAT(dst == "prefix" + expected, "CreateFilter appends LevelDB's filter");
+  CHECK_THAT(policy.append_filter(slices, &appended) == expected.size(), "Slices as keys");
   for (const std::string& probe : probes) {
     for (const std::string& filter : {expected, random_keys(1)[0]}) {
-      expect(ours->KeyMayMatch(probe, filter) == reference->KeyMayMatch(probe, filter),
-             "KeyMayMatch answers as LevelDB's", round);
+      CHECK_THAT(ours->KeyMayMatch(probe, filter) == reference->KeyMayMatch(probe, filter),
+             "KeyMayMatch answers as LevelDB's");
     }
   }
 #endif
 #if __cplusplus >= 201703L
   std::vector<std::string_view> views(keys.begin(), keys.end());
-  expect(policy.create_filter(views) == expected, "string_views as keys", round);
+  CHECK_THAT(policy.create_filter(views) == expected, "string_views as keys");
   for (const std::string_view key : views)
-    expect(policy.key_may_match(key, std::string_view(expected)), "string_view key_may_match",
-           round);
+    CHECK_THAT(policy.key_may_match(key, std::string_view(expected)), "string_view key_may_match");
 #endif
 #if LEVELDB_BLOOM_WITH_LEVELDB
   for (const leveldb::Slice& key : slices)
-    expect(policy.key_may_match(key, leveldb::Slice(expected)), "Slice key_may_match", round);
+    CHECK_THAT(policy.key_may_match(key, leveldb::Slice(expected)), "Slice key_may_match");
 #endif
 }
 
@@ -152,33 +153,34 @@ static std::vector<std::string> without_high_bytes(std::vector<std::string> keys
 }
 
 static void check_legacy(int round) {
+  in_round(round);
   const int bits_per_key = static_cast<int>(next() % 25);
   const std::vector<std::string> keys = random_keys(next() % 300);
   const std::vector<std::string> plain = without_high_bytes(keys);
   const leveldb_bloom::Policy legacy = leveldb_bloom::Policy::legacy(bits_per_key);
-  expect(static_cast<bool>(legacy), "legacy policy made", round);
-  expect(std::string(legacy.name()) == "leveldb.BuiltinBloomFilter", "legacy name", round);
-  expect(legacy.create_filter(plain) == reference_filter(bits_per_key, plain),
-         "legacy filter without high tail bytes is the reference", round);
+  CHECK_THAT(static_cast<bool>(legacy), "legacy policy made");
+  CHECK_THAT(std::string(legacy.name()) == "leveldb.BuiltinBloomFilter", "legacy name");
+  CHECK_THAT(legacy.create_filter(plain) == reference_filter(bits_per_key, plain),
+         "legacy filter without high tail bytes is the reference");
   const std::string expected = reference_filter(bits_per_key, keys);
   const std::string filter = legacy.create_filter(keys);
   bool superset = filter.size() == expected.size();
   for (std::size_t i = 0; superset && i < filter.size(); i++)
     superset = (expected[i] & ~filter[i]) == 0;
-  expect(superset, "legacy filter holds every reference bit", round);
+  CHECK_THAT(superset, "legacy filter holds every reference bit");
   for (const std::string& key : keys)
-    expect(legacy.key_may_match(key, filter) && legacy.key_may_match(key, expected),
-           "legacy: a present key matches its filter and the reference's", round);
+    CHECK_THAT(legacy.key_may_match(key, filter) && legacy.key_may_match(key, expected),
+           "legacy: a present key matches its filter and the reference's");
 #if LEVELDB_BLOOM_WITH_LEVELDB
   std::unique_ptr<const leveldb::FilterPolicy> ours(leveldb_bloom::NewLegacyBloomFilterPolicy(bits_per_key));
-  expect(ours != nullptr && std::string(ours->Name()) == "leveldb.BuiltinBloomFilter", "legacy Name", round);
+  CHECK_THAT(ours != nullptr && std::string(ours->Name()) == "leveldb.BuiltinBloomFilter", "legacy Name");
   std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
   std::string dst("prefix");
   ours->CreateFilter(slices.data(), static_cast<int>(slices.size()), &dst);
-  expect(dst == "prefix" + filter, "legacy CreateFilter appends the legacy filter", round);
+  CHECK_THAT(dst == "prefix" + filter, "legacy CreateFilter appends the legacy filter");
   for (const std::string& probe : random_keys(50))
-    expect(ours->KeyMayMatch(probe, filter) == legacy.key_may_match(probe, filter),
-           "legacy KeyMayMatch answers as the legacy Policy", round);
+    CHECK_THAT(ours->KeyMayMatch(probe, filter) == legacy.key_may_match(probe, filter),
+           "legacy KeyMayMatch answers as the legacy Policy");
 #endif
 }
 
@@ -186,33 +188,33 @@ static void check_legacy(int round) {
 static void check_empty() {
   leveldb_bloom::Policy policy(10);
   leveldb_bloom::Policy moved(std::move(policy));
-  expect(!policy && policy.capi() == nullptr && static_cast<bool>(moved), "move", 0);
+  CHECK_THAT(!policy && policy.capi() == nullptr && static_cast<bool>(moved), "move");
   leveldb_bloom::Policy assigned(20);
   assigned = std::move(moved);  // releases the 20-bit policy
-  expect(!moved && static_cast<bool>(assigned), "move assignment", 0);
+  CHECK_THAT(!moved && static_cast<bool>(assigned), "move assignment");
   // Adopt and release: the handle changes owner, never leaks, never is freed twice
   // (valgrind runs this harness).
   leveldb_filterpolicy_t* raw = leveldb_bloom::Policy(10).release();
-  expect(raw != nullptr && std::string(leveldb_filterpolicy_name(raw)) == "leveldb.BuiltinBloomFilter2",
-         "release hands over a live handle", 0);
+  CHECK_THAT(raw != nullptr && std::string(leveldb_filterpolicy_name(raw)) == "leveldb.BuiltinBloomFilter2",
+         "release hands over a live handle");
   leveldb_bloom::Policy adopted = leveldb_bloom::Policy::adopt(raw);
-  expect(adopted.capi() == raw && static_cast<bool>(adopted), "adopt takes it back", 0);
-  expect(!leveldb_bloom::Policy::adopt(nullptr), "adopting NULL is empty", 0);
+  CHECK_THAT(adopted.capi() == raw && static_cast<bool>(adopted), "adopt takes it back");
+  CHECK_THAT(!leveldb_bloom::Policy::adopt(nullptr), "adopting NULL is empty");
   leveldb_bloom::Policy refused(-1);
-  expect(!refused, "a negative bits_per_key is refused", 0);
-  expect(!leveldb_bloom::Policy::legacy(-1), "legacy: a negative bits_per_key is refused", 0);
+  CHECK_THAT(!refused, "a negative bits_per_key is refused");
+  CHECK_THAT(!leveldb_bloom::Policy::legacy(-1), "legacy: a negative bits_per_key is refused");
   for (const leveldb_bloom::Policy* empty : {&policy, &refused}) {
     const std::vector<std::string> keys = random_keys(10);
-    expect(empty->name() == nullptr, "an empty policy has no name", 0);
-    expect(empty->create_filter(keys) == std::string("\x00\xff", 2), "empty: match-all", 0);
-    expect(empty->key_may_match(std::string("k"), std::string("\x00\x00\x01", 3)),
-           "empty: matches", 0);
+    CHECK_THAT(empty->name() == nullptr, "an empty policy has no name");
+    CHECK_THAT(empty->create_filter(keys) == std::string("\x00\xff", 2), "empty: match-all");
+    CHECK_THAT(empty->key_may_match(std::string("k"), std::string("\x00\x00\x01", 3)),
+           "empty: matches");
   }
 #if LEVELDB_BLOOM_WITH_LEVELDB
-  expect(leveldb_bloom::NewBloomFilterPolicy(-1) == nullptr, "NewBloomFilterPolicy(-1)", 0);
-  expect(leveldb_bloom::NewLegacyBloomFilterPolicy(-1) == nullptr, "NewLegacyBloomFilterPolicy(-1)", 0);
-  expect((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) == 0,
-         "LevelDB's own NewBloomFilterPolicy is the reference", 0);
+  CHECK_THAT(leveldb_bloom::NewBloomFilterPolicy(-1) == nullptr, "NewBloomFilterPolicy(-1)");
+  CHECK_THAT(leveldb_bloom::NewLegacyBloomFilterPolicy(-1) == nullptr, "NewLegacyBloomFilterPolicy(-1)");
+  CHECK_THAT((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) == 0,
+         "LevelDB's own NewBloomFilterPolicy is the reference");
 #endif
 }
 
@@ -220,6 +222,5 @@ int main() {
   check_empty();
   for (int round = 1; round <= 200; round++) check_policy(round);
   for (int round = 1; round <= 100; round++) check_legacy(round);
-  std::printf("%s\n", failures == 0 ? "hpp ok" : "FAILED");
-  return failures == 0 ? 0 : 1;
+  return check_report("hpp_policy");
 }

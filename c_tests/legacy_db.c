@@ -6,9 +6,9 @@
  *   legacy_db read  DIR KEYS ABSENT   get every key of KEYS (checking its value) and
  *                                     every key of ABSENT (which must be absent)
  * KEYS and ABSENT are files of keys, each a 4-byte little-endian length and its bytes
- * (the goleveldb tool's format). read prints "found N of M, absent A of B" and exits 0
- * when all are as expected. Run it with c_tests/count_filter_calls.c preloaded to see
- * the policy's callbacks counted. */
+ * (the goleveldb tool's format). write prints "wrote N keys", read "found N of M, absent
+ * A of B"; each put and each read is a check, reported as check.h says. Run it with
+ * c_tests/count_filter_calls.c preloaded to see the policy's callbacks counted. */
 #include <leveldb/c.h>
 #include <leveldb_bloom.h>
 
@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "check.h"
 
 struct keys {
   size_t count;
@@ -80,15 +82,17 @@ static void write_db(leveldb_t* db, const struct keys* keys) {
     char* value = value_of(keys->data[i], keys->lengths[i]);
     leveldb_put(db, options, keys->data[i], keys->lengths[i], value, keys->lengths[i] + 1, &err);
     free(value);
-    if (err != NULL) die("put", err);
+    if (!CHECK(err == NULL)) fprintf(stderr, "put: %s\n", err);
+    leveldb_free(err);
+    err = NULL;
   }
   leveldb_compact_range(db, NULL, 0, NULL, 0);
   leveldb_writeoptions_destroy(options);
   printf("wrote %lu keys\n", (unsigned long)keys->count);
 }
 
-/* Returns 1 when every key of `present` is found with its value and none of `absent`. */
-static int read_db(leveldb_t* db, const struct keys* present, const struct keys* absent) {
+/* Checks that every key of `present` is found with its value and none of `absent`. */
+static void read_db(leveldb_t* db, const struct keys* present, const struct keys* absent) {
   leveldb_readoptions_t* options = leveldb_readoptions_create();
   size_t i, found = 0, missing = 0;
   char* err = NULL;
@@ -101,17 +105,17 @@ static int read_db(leveldb_t* db, const struct keys* present, const struct keys*
     if (err != NULL) die("get", err);
     if (is_present) {
       char* expected = value_of(keys->data[k], keys->lengths[k]);
-      found += got != NULL && length == keys->lengths[k] + 1 && memcmp(got, expected, length) == 0;
+      found += CHECK_THAT(got != NULL && length == keys->lengths[k] + 1 && memcmp(got, expected, length) == 0,
+                          "a written key found with its value");
       free(expected);
     } else {
-      missing += got == NULL;
+      missing += CHECK_THAT(got == NULL, "an absent key not found");
     }
     leveldb_free(got);
   }
   leveldb_readoptions_destroy(options);
   printf("found %lu of %lu, absent %lu of %lu\n", (unsigned long)found, (unsigned long)present->count,
          (unsigned long)missing, (unsigned long)absent->count);
-  return found == present->count && missing == absent->count;
 }
 
 int main(int argc, char** argv) {
@@ -122,16 +126,14 @@ int main(int argc, char** argv) {
   leveldb_t* db;
   struct keys keys, absent = {0, NULL, NULL, NULL};
   char* err = NULL;
-  int ok = 1;
 
   if (!writing && !reading) {
     fprintf(stderr, "usage: %s write DIR KEYS | read DIR KEYS ABSENT\n", argv[0]);
     return 2;
   }
   policy = leveldb_bloom_legacy_policy_create(10);
-  if (policy == NULL) die("no legacy policy", NULL);
-  if (strcmp(leveldb_filterpolicy_name(policy), "leveldb.BuiltinBloomFilter") != 0)
-    die("wrong name", leveldb_filterpolicy_name(policy));
+  if (!CHECK(policy != NULL)) return check_report("legacy_db");
+  CHECK(strcmp(leveldb_filterpolicy_name(policy), "leveldb.BuiltinBloomFilter") == 0);
   options = leveldb_options_create();
   leveldb_options_set_filter_policy(options, policy);
   leveldb_options_set_create_if_missing(options, writing);
@@ -147,12 +149,12 @@ int main(int argc, char** argv) {
     write_db(db, &keys);
   } else {
     absent = read_keys(argv[4]);
-    ok = read_db(db, &keys, &absent);
+    read_db(db, &keys, &absent);
     free_keys(&absent);
   }
   free_keys(&keys);
   leveldb_close(db);
   leveldb_options_destroy(options);
   leveldb_filterpolicy_destroy(policy);
-  return ok ? 0 : 1;
+  return check_report("legacy_db");
 }

@@ -529,5 +529,5 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(tally.queries),
       static_cast<unsigned long long>(tally.foreign),
       static_cast<unsigned long long>(tally.mismatches));
-  return check_exit_code();
+  return check_report("reference_test");
 }

@@ -4,13 +4,15 @@
  * Usage: rusty_db_reader DB_DIR KEY_SPACE
  * Key i is its number in 6 digits followed by i % 7 letters 'k'; its value is
  * "value <i> " repeated 1 + i % 4 times. Even keys must be found with their values,
- * odd keys must be absent. Prints "found F of N, absent A of M" and exits 0 when all
- * are as expected. */
+ * odd keys must be absent, each a check. Prints "found F of N, absent A of M", and
+ * reports and exits as check.h says. */
 #include <leveldb/c.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "check.h"
 
 static void make_key(char* key, size_t size, int i) {
   int n = snprintf(key, size, "%06d", i), j;
@@ -60,9 +62,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (i % 2 == 0) {
-      found += value != NULL && value_matches(value, length, i);
+      found += CHECK_THAT(value != NULL && value_matches(value, length, i), "an even key found with its value");
     } else {
-      absent += value == NULL;
+      absent += CHECK_THAT(value == NULL, "an odd key absent");
     }
     leveldb_free(value);
   }
@@ -72,5 +74,5 @@ int main(int argc, char** argv) {
   leveldb_close(db);
   leveldb_options_destroy(options);
   leveldb_filterpolicy_destroy(policy);
-  return found == (key_space + 1) / 2 && absent == key_space / 2 ? 0 : 1;
+  return check_report("rusty_db_reader");
 }

@@ -1,15 +1,9 @@
-//! Every bad input of the C API has its documented result (the README's table):
-//! the sweep of c_tests/bad_inputs.cc against the real LevelDB, and the rows that
-//! need a process without LevelDB, calling the exported functions directly.
-
-mod common;
+//! Every bad input of the C API has its documented result (the README's table): the
+//! rows that need a process without LevelDB, calling the exported functions directly.
+//! The sweep of c_tests/bad_inputs.cc against the real LevelDB is a row of
+//! tests/harnesses.rs.
 
 use std::ffi::{c_char, c_int};
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
-
-use common::{Lang, Program};
 
 // Links this crate's exported functions into the test (no LevelDB in the process).
 extern crate leveldb_bloom;
@@ -24,39 +18,6 @@ extern "C" {
     fn leveldb_bloom_policy_destroy(policy: *mut leveldb_filterpolicy_t);
     fn leveldb_filterpolicy_name(policy: *const leveldb_filterpolicy_t) -> *const c_char;
     fn leveldb_bloom_swap_status() -> c_int;
-}
-
-fn sweep_program() -> Program {
-    Program::new("bad_inputs", Lang::Cxx17, &["c_tests/bad_inputs.cc"])
-        .arg(format!("-I{}", common::repo().join("c_tests").display()))
-        .arg("-lleveldb")
-        .arg("-ldl")
-}
-
-fn sweep() -> &'static PathBuf {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| sweep_program().build())
-}
-
-fn run_sweep(command: &mut Command) {
-    let out = common::run(command.env("LEVELDB_BLOOM_LIB", common::lib_path()));
-    assert!(out.contains(" 0 failed"), "{out}");
-    println!("{out}");
-}
-
-#[test]
-fn sweep_against_leveldb() {
-    run_sweep(&mut Command::new(sweep()));
-}
-
-#[test]
-fn sweep_is_clean_under_valgrind() {
-    run_sweep(&mut common::valgrind(sweep()));
-}
-
-#[test]
-fn sweep_is_clean_under_address_and_undefined_behavior_sanitizers() {
-    run_sweep(&mut common::sanitized(&sweep_program().sanitize().build()));
 }
 
 #[test]

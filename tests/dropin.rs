@@ -10,57 +10,67 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use common::harness::{harness, Harness, Mode, BLOOM};
+use common::Lang::{Cxx11, Cxx17, C99};
 use common::{lib_path, once, Lang, Program, Scratch};
 
 /// Keys per database: tens of thousands, compacted into several tables.
 const KEYS: u32 = 50_000;
 /// Fewer under valgrind, which is some 50 times slower.
 const VALGRIND_KEYS: u32 = 3_000;
-/// Valgrind's leak kinds that fail a LevelDB program: its background thread is still
-/// running at exit, so its stack bookkeeping is "possibly lost" by design.
-const LEVELDB_LEAK_KINDS: &str = "definite,indirect";
 
-/// How a program gets its filter policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Link {
-    /// `-lleveldb` only.
-    Stock,
-    /// `-lleveldb_bloom -lleveldb`: the relink swap.
-    BloomFirst,
-    /// `-lleveldb -lleveldb_bloom`: the wrong order for the swap.
-    LevelDbFirst,
-    /// `-lleveldb_bloom` only: no LevelDB.
-    BloomOnly,
-}
-
-/// Builds (once per test binary) a program from `source` with `-D` `defines`.
-fn program(source: &str, lang: Lang, link: Link, defines: &[&str]) -> PathBuf {
-    let stem = Path::new(source).file_stem().unwrap().to_str().unwrap();
-    let lang_name = match lang {
-        Lang::C99 => "c99",
-        Lang::Cxx11 => "cxx11",
-        Lang::Cxx17 => "cxx17",
-    };
-    let name = format!("{stem}_{lang_name}_{link:?}_{}", defines.join("_"))
-        .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-        .to_lowercase();
-    once(&name, || {
-        let mut program = Program::new(&name, lang, &[source]);
-        for define in defines {
-            program = program.arg(format!("-D{define}"));
-        }
-        match link {
-            Link::Stock => program.arg("-lleveldb"),
-            Link::BloomFirst => program.link_bloom().arg("-lleveldb"),
-            Link::LevelDbFirst => program.arg("-lleveldb").link_bloom(),
-            Link::BloomOnly => program.link_bloom(),
-        }
-        .build()
-    })
-}
+/// The drop-in programs, as each test builds them: stock (`-lleveldb`), relinked for
+/// the swap (`-lleveldb_bloom -lleveldb`), and (C++) through the explicit header in
+/// either link order.
+const C_STOCK: Harness = harness(
+    "dropin_c_stock",
+    "dropin_c",
+    C99,
+    &[DROPIN_C],
+    &["-lleveldb"],
+);
+const C_RELINKED: Harness = harness(
+    "dropin_c_relinked",
+    "dropin_c",
+    C99,
+    &[DROPIN_C],
+    &[BLOOM, "-lleveldb"],
+);
+const CXX_STOCK: Harness = harness(
+    "dropin_cxx_stock",
+    "dropin_cxx",
+    Cxx11,
+    &[DROPIN_CXX],
+    &["-lleveldb"],
+);
+const CXX_RELINKED: Harness = harness(
+    "dropin_cxx_relinked",
+    "dropin_cxx",
+    Cxx11,
+    &[DROPIN_CXX],
+    &[BLOOM, "-lleveldb"],
+);
+/// The explicit header with LevelDB linked first (nothing swapped), as C++17.
+const CXX_EXPLICIT_UNSWAPPED: Harness = harness(
+    "dropin_cxx_explicit_unswapped",
+    "dropin_cxx",
+    Cxx17,
+    &[DROPIN_CXX],
+    &["-DEXPLICIT_HEADER", "-lleveldb", BLOOM],
+);
+/// The explicit header, relinked for the swap, as C++11.
+const CXX_EXPLICIT_SWAPPED: Harness = harness(
+    "dropin_cxx_explicit_swapped",
+    "dropin_cxx",
+    Cxx11,
+    &[DROPIN_CXX],
+    &["-DEXPLICIT_HEADER", BLOOM, "-lleveldb"],
+);
+const DROPIN_C: &str = "c_tests/dropin_c.c";
+const DROPIN_CXX: &str = "c_tests/dropin_cxx.cc";
 
 /// How a run is swapped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,9 +220,9 @@ fn assert_stock(run: &Run) {
 
 /// The tables of a program written stock, by LD_PRELOAD and relinked, compared;
 /// then each database read back by the other library.
-fn prove_swap(source: &str, lang: Lang) {
-    let stock = program(source, lang, Link::Stock, &[]);
-    let relinked = program(source, lang, Link::BloomFirst, &[]);
+fn prove_swap(stock: Harness, relinked: Harness) {
+    let source = stock.sources[0];
+    let (stock, relinked) = (stock.build(false), relinked.build(false));
 
     let (stock_db, stock_write) = write(&stock, Swap::None);
     assert_stock(&stock_write);
@@ -235,22 +245,18 @@ fn prove_swap(source: &str, lang: Lang) {
 
 #[test]
 fn c_api_program_swapped_by_preload_and_relink() {
-    prove_swap("c_tests/dropin_c.c", Lang::C99);
+    prove_swap(C_STOCK, C_RELINKED);
 }
 
 #[test]
 fn cxx_api_program_swapped_by_preload_and_relink() {
-    prove_swap("c_tests/dropin_cxx.cc", Lang::Cxx11);
+    prove_swap(CXX_STOCK, CXX_RELINKED);
 }
 
 #[test]
 fn c_and_cxx_programs_write_the_same_tables() {
-    let c = write(
-        &program("c_tests/dropin_c.c", Lang::C99, Link::Stock, &[]),
-        Swap::None,
-    )
-    .0;
-    let cxx = program("c_tests/dropin_cxx.cc", Lang::Cxx11, Link::Stock, &[]);
+    let c = write(&C_STOCK.build(false), Swap::None).0;
+    let cxx = CXX_STOCK.build(false);
     assert!(tables(&c) == tables(&write(&cxx, Swap::None).0));
 }
 
@@ -259,20 +265,16 @@ fn c_and_cxx_programs_write_the_same_tables() {
 #[test]
 fn dynamic_linker_binds_the_programs_to_this_library() {
     let bindings = [("LD_DEBUG", "bindings")];
-    for (source, lang, symbol) in [
+    for (stock, relinked, symbol) in [
+        (C_STOCK, C_RELINKED, "leveldb_filterpolicy_create_bloom"),
         (
-            "c_tests/dropin_c.c",
-            Lang::C99,
-            "leveldb_filterpolicy_create_bloom",
-        ),
-        (
-            "c_tests/dropin_cxx.cc",
-            Lang::Cxx11,
+            CXX_STOCK,
+            CXX_RELINKED,
             "_ZN7leveldb20NewBloomFilterPolicyEi",
         ),
     ] {
-        let stock = program(source, lang, Link::Stock, &[]);
-        let relinked = program(source, lang, Link::BloomFirst, &[]);
+        let source = stock.sources[0];
+        let (stock, relinked) = (stock.build(false), relinked.build(false));
         let dir = Scratch::new();
         let small_write = |exe: &Path, swap| run(exe, swap, "write", &dir, 100, &bindings);
         let stock_run = small_write(&stock, Swap::None);
@@ -295,15 +297,12 @@ fn dynamic_linker_binds_the_programs_to_this_library() {
 /// still reaches this library), and they read back stock.
 #[test]
 fn explicit_cxx_header_gives_the_same_tables_in_either_link_order() {
-    let source = "c_tests/dropin_cxx.cc";
-    let stock = program(source, Lang::Cxx11, Link::Stock, &[]);
+    let stock = CXX_STOCK.build(false);
     let reference = tables(&write(&stock, Swap::None).0);
     let bindings = [("LD_DEBUG", "bindings")];
-    for (link, lang, status) in [
-        (Link::LevelDbFirst, Lang::Cxx17, "0"),
-        (Link::BloomFirst, Lang::Cxx11, "3"),
-    ] {
-        let explicit = program(source, lang, link, &["EXPLICIT_HEADER"]);
+    for (variant, status) in [(CXX_EXPLICIT_UNSWAPPED, "0"), (CXX_EXPLICIT_SWAPPED, "3")] {
+        let link = variant.program;
+        let explicit = variant.build(false);
         let dir = Scratch::new();
         let written = run(&explicit, Swap::None, "write", &dir, KEYS, &bindings);
         assert_eq!(written.swap_status(), status, "{link:?}");
@@ -324,7 +323,7 @@ fn explicit_cxx_header_gives_the_same_tables_in_either_link_order() {
 
 /// A program under valgrind: no memory error, no definite or indirect leak.
 fn valgrind(exe: &Path, preload: bool, args: &[&str]) -> String {
-    let mut command = common::valgrind_failing_on(exe, LEVELDB_LEAK_KINDS);
+    let mut command = common::harness::command_in(Mode::ValgrindLevelDb, exe);
     command.args(args);
     if preload {
         command.env("LD_PRELOAD", lib_path());
@@ -343,99 +342,17 @@ fn valgrind_write_and_read(exe: &Path, preload: bool) {
 
 #[test]
 fn valgrind_c_program_swapped_by_preload() {
-    let exe = program("c_tests/dropin_c.c", Lang::C99, Link::Stock, &[]);
-    valgrind_write_and_read(&exe, true);
+    valgrind_write_and_read(&C_STOCK.build(false), true);
 }
 
 #[test]
 fn valgrind_cxx_program_relinked() {
-    let exe = program("c_tests/dropin_cxx.cc", Lang::Cxx11, Link::BloomFirst, &[]);
-    valgrind_write_and_read(&exe, false);
+    valgrind_write_and_read(&CXX_RELINKED.build(false), false);
 }
 
 #[test]
 fn valgrind_explicit_cxx_header() {
-    let exe = program(
-        "c_tests/dropin_cxx.cc",
-        Lang::Cxx11,
-        Link::BloomFirst,
-        &["EXPLICIT_HEADER"],
-    );
-    valgrind_write_and_read(&exe, false);
-}
-
-/// Custom LevelDB policies, LevelDB's own bloom policy and the swapped ones are all
-/// released by this library's destroy, without leaks or bad frees; with the swap,
-/// every function of the library accepts the policy `leveldb_filterpolicy_create_bloom`
-/// returned; with the wrong link order, nothing is swapped and nothing fails.
-#[test]
-fn policies_made_by_leveldb_are_released_through_this_library() {
-    for (link, status, destroy) in [
-        (Link::BloomFirst, "3", "libleveldb_bloom"),
-        (Link::LevelDbFirst, "0", "LevelDB"),
-    ] {
-        let exe = program("c_tests/dropin_release.c", Lang::C99, link, &[]);
-        let stdout = valgrind(&exe, false, &[]);
-        assert!(
-            stdout.contains(&format!("swap status: {status}\n")),
-            "{stdout}"
-        );
-        assert!(
-            stdout.contains(&format!("leveldb_filterpolicy_destroy: {destroy}\n")),
-            "{stdout}"
-        );
-        assert!(stdout.contains("all released"), "{stdout}");
-    }
-}
-
-/// When this library cannot allocate inside LevelDB's CreateFilter callback, LevelDB
-/// gets the match-all filter from the policy's reserve (refilled after each
-/// successful call); when the reserve is spent, the process aborts with a message
-/// rather than let LevelDB store an empty filter.
-#[test]
-fn create_filter_callback_never_returns_an_empty_filter() {
-    let exe = once("dropin_oom", || {
-        Program::new("dropin_oom", Lang::Cxx11, &["c_tests/dropin_oom.cc"])
-            // Keeps LevelDB loaded: the program calls nothing else of it.
-            .arg("-Wl,--no-as-needed")
-            .link_bloom()
-            .arg("-lleveldb")
-            .arg("-ldl")
-            .build()
-    });
-    let shim = common::failmalloc_shim();
-    let reserve = common::run(Command::new(&exe).arg("reserve").env("LD_PRELOAD", shim));
-    assert!(reserve.contains("reserve ok"), "{reserve}");
-
-    let output = common::command(&exe)
-        .arg("abort")
-        .env("LD_PRELOAD", shim)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(output.status.signal(), Some(libc::SIGABRT), "{stderr}");
-    assert!(stderr.contains("leveldb-bloom: out of memory"), "{stderr}");
-}
-
-/// The C++ header's RAII handle and FilterPolicy, as C++11 and C++17, against LevelDB's
-/// own policy (and, without LevelDB, the C API); once under valgrind.
-#[test]
-fn cxx_header_policy_and_filter_policy() {
-    for lang in [Lang::Cxx11, Lang::Cxx17] {
-        let with_leveldb = program("c_tests/hpp_policy.cc", lang, Link::LevelDbFirst, &[]);
-        assert!(common::run(&mut Command::new(&with_leveldb)).contains("hpp ok"));
-        let alone = program(
-            "c_tests/hpp_policy.cc",
-            lang,
-            Link::BloomOnly,
-            &["LEVELDB_BLOOM_WITH_LEVELDB=0"],
-        );
-        assert!(common::run(&mut Command::new(&alone)).contains("hpp ok"));
-        if lang == Lang::Cxx17 {
-            assert!(valgrind(&with_leveldb, false, &[]).contains("hpp ok"));
-        }
-    }
+    valgrind_write_and_read(&CXX_EXPLICIT_SWAPPED.build(false), false);
 }
 
 /// An interposer in front of LevelDB's `leveldb_filterpolicy_create` that does not
@@ -454,7 +371,7 @@ fn detached_interposer_does_not_stop_the_swap() {
         .arg("-fPIC")
         .build()
     });
-    let exe = program("c_tests/dropin_c.c", Lang::C99, Link::Stock, &[]);
+    let exe = C_STOCK.build(false);
     let preload = format!("{} {}", decoy.display(), lib_path().display());
     let dir = Scratch::new();
     for mode in ["write", "read"] {

@@ -119,7 +119,8 @@ fn legacy_db() -> &'static Path {
     })
 }
 
-/// Runs legacy_db with the counting shim; returns its stdout and the shim's counts.
+/// Runs legacy_db with the counting shim, which must pass (c_tests/check.h's report);
+/// returns the rest of its stdout and the shim's counts.
 fn run_legacy_db(args: &[&Path]) -> (String, BTreeMap<String, String>) {
     let mut command = common::command(legacy_db());
     command.args(args).env("LD_PRELOAD", common::count_shim());
@@ -130,7 +131,14 @@ fn run_legacy_db(args: &[&Path]) -> (String, BTreeMap<String, String>) {
         output.status.success(),
         "{command:?} failed\n{stdout}\n{stderr}"
     );
-    (stdout, common::filter_calls(&stderr))
+    common::harness::assert_report("legacy_db", &stdout);
+    // What it printed besides its report line.
+    let shown: String = stdout
+        .lines()
+        .filter(|line| !line.starts_with("legacy_db: "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    (shown, common::filter_calls(&stderr))
 }
 
 fn count(counts: &BTreeMap<String, String>, name: &str) -> u64 {

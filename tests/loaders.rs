@@ -136,7 +136,7 @@ fn plugin_opened_rtld_local() {
         .args([plugin().to_str().unwrap(), dir.path(), "20000", "70000"])
         .env("LD_PRELOAD", lib_path());
     let shown = stdout(&succeed(&mut command));
-    assert!(shown.contains("plugin_host: passed"), "{shown}");
+    common::harness::assert_report("plugin", &shown);
     assert!(shown.contains("swap status: 3\n"), "{shown}");
     assert!(
         shown.contains("leveldb_filterpolicy_create_bloom: ")
@@ -170,7 +170,7 @@ fn plugin_opened_rtld_local_under_valgrind() {
     command
         .args([plugin().to_str().unwrap(), dir.path(), "2000", "1000"])
         .env("LD_PRELOAD", lib_path());
-    assert!(stdout(&succeed(&mut command)).contains("plugin_host: passed"));
+    common::harness::assert_report("plugin", &stdout(&succeed(&mut command)));
 }
 
 /// `c_tests/as_needed.cc` linked as `link` says.
@@ -207,6 +207,7 @@ fn as_needed_program_without_libleveldb_gets_a_working_policy() {
     assert!(shown.contains("leveldb loaded after: yes\n"), "{shown}");
     assert!(shown.contains("swap status: 3\n"), "{shown}");
     assert!(shown.contains("missed: 0"), "{shown}");
+    common::harness::assert_report("as_needed", &shown);
     assert!(
         output.stderr.is_empty(),
         "{}",
@@ -226,6 +227,7 @@ fn as_needed_program_without_libleveldb_gets_a_working_policy() {
     };
     assert_eq!(filter(&shown), filter(&stock));
     assert!(stock.contains("leveldb loaded before: yes\n"), "{stock}");
+    common::harness::assert_report("as_needed", &stock);
 }
 
 /// When LevelDB cannot be loaded either (here every soname leads to a file that is
@@ -271,7 +273,7 @@ fn dlclose_while_a_database_uses_the_policy() {
             .args([lib_path().to_str().unwrap(), dir.path(), "20000"])
             .env("LD_PRELOAD", common::count_shim()),
     );
-    assert!(stdout(&output).contains("dlclose_db: passed"));
+    common::harness::assert_report("dlclose_db", &stdout(&output));
     let calls = common::filter_calls(&String::from_utf8_lossy(&output.stderr));
     assert!(
         calls["callbacks_in"].contains("libleveldb_bloom"),

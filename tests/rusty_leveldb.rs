@@ -123,11 +123,14 @@ fn leveldb_reads_the_database() {
     let reader = Program::new("rusty_db_reader", Lang::C99, &["c_tests/rusty_db_reader.c"])
         .arg("-lleveldb")
         .build();
-    let output = common::run(Command::new(reader).arg(&dir).arg(KEY_SPACE.to_string()));
+    let output = common::harness::run_to_report(
+        Command::new(reader).arg(&dir).arg(KEY_SPACE.to_string()),
+        "rusty_db_reader",
+    );
     let half = KEY_SPACE / 2;
     assert_eq!(
-        output,
-        format!("found {half} of {half}, absent {half} of {half}\n")
+        output.lines().next(),
+        Some(format!("found {half} of {half}, absent {half} of {half}").as_str())
     );
 }
 

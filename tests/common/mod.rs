@@ -2,9 +2,12 @@
 //!
 //! Each harness is compiled with the `cc` crate's compiler and the strict flags of
 //! the contract, linked to the freshly built `libleveldb_bloom.so`, and run; a
-//! harness passes when it exits 0.
+//! harness passes when it exits 0 and reports `NAME: N checks, 0 failed`
+//! ([`harness`], the shared runner).
 
 #![allow(dead_code)] // each test file uses its own part
+
+pub mod harness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -45,8 +48,8 @@ pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// C99 or C++11, each with the contract's warnings-as-errors flags.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// C99, C++11 or C++17, each with the contract's warnings-as-errors flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
     C99,
     Cxx11,
