@@ -9,8 +9,6 @@
 
 mod level;
 
-use std::mem::MaybeUninit;
-
 use crate::format::MAX_PROBES;
 use crate::hash::bloom_hash;
 use crate::reduce::FastRemainder;
@@ -39,23 +37,17 @@ pub(crate) const BLOCK: usize = 16;
 const ROWS: usize = MAX_PROBES as usize;
 
 /// The probes of a block of up to [`BLOCK`] keys, located at once: probe i of key j
-/// is bit `bits[i][j]` of byte `bytes[i][j]` of a bit array of `array_len` bytes.
-/// [`locate`] checks that every byte is below `array_len`, which the lookups below
-/// rely on.
+/// is bit `positions[i][j]` (`h % bits`) of a bit array of `array_len` bytes.
 ///
-/// Only the rows of the probes located are initialised (by [`locate`], before the
-/// kernel overwrites them): filling all [`MAX_PROBES`] rows for every filter built
-/// would cost more than locating its probes.
+/// Every position held is inside that array: [`locate`] checks those it writes, and
+/// the rest are the zeros of [`new`](Self::new) (bit 0 of byte 0; an array has at
+/// least one byte). So any position may be read without a bounds check.
 pub(crate) struct Located {
     array_len: usize,
     keys: usize,
     probes: u8,
-    bytes: [Row; ROWS],
-    bits: [Row; ROWS],
+    positions: [[u32; BLOCK]; ROWS],
 }
-
-/// One probe of every key of a block.
-type Row = [MaybeUninit<u32>; BLOCK];
 
 impl Located {
     pub(crate) fn new() -> Self {
@@ -63,15 +55,8 @@ impl Located {
             array_len: 0,
             keys: 0,
             probes: 0,
-            bytes: [[MaybeUninit::uninit(); BLOCK]; ROWS],
-            bits: [[MaybeUninit::uninit(); BLOCK]; ROWS],
+            positions: [[0; BLOCK]; ROWS],
         }
-    }
-
-    /// Row `i` of the bytes and of the bits, for a kernel to write.
-    #[inline(always)]
-    pub(super) fn row_mut(&mut self, i: usize) -> (&mut Row, &mut Row) {
-        (&mut self.bytes[i], &mut self.bits[i])
     }
 
     /// How many keys were located.
@@ -90,9 +75,9 @@ impl Located {
     /// the bit array at `array`.
     #[inline(always)]
     pub(crate) fn prefetch(&self, array: *const u8, rows: u8) {
-        for i in 0..rows.min(self.probes) {
-            for j in 0..self.keys {
-                prefetch(array.wrapping_add(self.position(i, j).0));
+        for row in &self.positions[..usize::from(rows.min(self.probes))] {
+            for &position in &row[..self.keys] {
+                prefetch(array.wrapping_add(position as usize / 8));
             }
         }
     }
@@ -105,10 +90,11 @@ impl Located {
     pub(crate) fn key_bits<'s>(&'s self, array: &'s [u8], j: usize) -> impl Fn(u8) -> u8 + 's {
         assert_eq!(array.len(), self.array_len);
         move |i| {
-            let (byte, bit) = self.position(i, j);
-            // SAFETY: `locate` checked that every byte is below `array_len`, and
-            // `array` is that long (asserted above).
-            (unsafe { *array.get_unchecked(byte) } >> bit) & 1
+            let position = self.positions[usize::from(i)][j];
+            // SAFETY: every position held is inside an array of `array_len` bytes
+            // (see the type's documentation), and `array` is that long.
+            let byte = unsafe { *array.get_unchecked(position as usize / 8) };
+            (byte >> (position % 8)) & 1
         }
     }
 
@@ -120,28 +106,12 @@ impl Located {
     #[inline(always)]
     pub(crate) fn set_bits(&self, array: &mut [u8]) {
         assert_eq!(array.len(), self.array_len);
-        for i in 0..self.probes {
-            for j in 0..self.keys {
-                let (byte, bit) = self.position(i, j);
+        for row in &self.positions[..usize::from(self.probes)] {
+            for &position in &row[..self.keys] {
                 // SAFETY: as in `key_bits`.
-                unsafe { *array.get_unchecked_mut(byte) |= 1 << bit };
+                unsafe { *array.get_unchecked_mut(position as usize / 8) |= 1 << (position % 8) };
             }
         }
-    }
-
-    #[inline(always)]
-    fn position(&self, i: u8, j: usize) -> (usize, u32) {
-        assert!(i < self.probes, "probe {i} was not located");
-        let (i, j) = (usize::from(i), j);
-        // SAFETY: `locate` initialised the rows of the probes below `probes`.
-        let (byte, bit) = unsafe {
-            (
-                self.bytes[i][j].assume_init(),
-                self.bits[i][j].assume_init(),
-            )
-        };
-        debug_assert!((byte as usize) < self.array_len);
-        (byte as usize, bit)
     }
 }
 
@@ -157,19 +127,17 @@ pub(crate) fn locate(
 ) {
     assert!(hashes.len() <= BLOCK && num_probes <= MAX_PROBES);
     assert_eq!(array_len as u64, bits.bytes());
+    // The held positions are those of an array at least this long (see `Located`).
+    assert!(array_len >= located.array_len.max(1));
     located.array_len = array_len;
     located.keys = hashes.len();
     located.probes = num_probes;
-    for i in 0..usize::from(num_probes) {
-        let (bytes, bits) = located.row_mut(i);
-        *bytes = [MaybeUninit::new(0); BLOCK];
-        *bits = [MaybeUninit::new(0); BLOCK];
-    }
+    let rows = &mut located.positions[..usize::from(num_probes)];
     let in_range = match vector {
         #[cfg(target_arch = "x86_64")]
-        Vector::Avx2(avx2) => avx2.locate(bits, num_probes, hashes, located),
+        Vector::Avx2(avx2) => avx2.locate(bits, hashes, rows),
         #[cfg(target_arch = "x86_64")]
-        Vector::Avx512(avx512) => avx512.locate(bits, num_probes, hashes, located),
+        Vector::Avx512(avx512) => avx512.locate(bits, hashes, rows),
     };
     // The remainder is below the bit count (Lemire's theorem, and the exhaustive
     // tests of `FastRemainder`): this never fails, and the lookups rely on it.

@@ -1,10 +1,9 @@
 //! The AVX2 level: 8 keys hashed at once, probes located 4 at a time.
 
 use std::arch::x86_64::*;
-use std::mem::MaybeUninit;
 
 use super::level::Avx2;
-use super::{Located, BLOCK};
+use super::BLOCK;
 use crate::hash::MULTIPLIER;
 use crate::reduce::FastRemainder;
 
@@ -20,16 +19,17 @@ impl Avx2 {
         unsafe { bloom_hashes(keys, out) }
     }
 
-    /// See `super::locate`. Returns whether every byte is below the array's length.
+    /// Writes row i of `rows` with the position of probe i of each of `hashes`, in
+    /// every lane (lanes past the hashes get position 0). Returns whether every
+    /// position is inside the array; see `super::locate`.
     pub(super) fn locate(
         self,
         bits: FastRemainder,
-        num_probes: u8,
         hashes: &[u32],
-        out: &mut Located,
+        rows: &mut [[u32; BLOCK]],
     ) -> bool {
         // SAFETY: as above.
-        unsafe { locate(bits, num_probes, hashes, out) }
+        unsafe { locate(bits, hashes, rows) }
     }
 }
 
@@ -106,7 +106,7 @@ fn store(out: &mut [u32], v: V) {
 }
 
 #[target_feature(enable = "avx2")]
-fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located) -> bool {
+fn locate(bits: FastRemainder, hashes: &[u32], rows: &mut [[u32; BLOCK]]) -> bool {
     let mut lanes = [0u32; BLOCK];
     lanes[..hashes.len()].copy_from_slice(hashes);
     let reciprocal = bits.reciprocal();
@@ -119,7 +119,7 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
         // SAFETY: reads 16 bytes of the array; unaligned loads are allowed.
         let mut h = unsafe { _mm_loadu_si128(lanes[4 * quarter..].as_ptr().cast()) };
         let delta = _mm_or_si128(_mm_srli_epi32::<17>(h), _mm_slli_epi32::<15>(h));
-        for i in 0..usize::from(num_probes) {
+        for row in rows.iter_mut() {
             let h64 = _mm256_cvtepu32_epi64(h);
             // The low 64 bits of reciprocal × h, from 32-bit halves.
             let fraction = _mm256_add_epi64(
@@ -131,10 +131,8 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
             let byte = _mm256_srli_epi64::<32>(_mm256_add_epi64(a, _mm256_srli_epi64::<32>(b)));
             let bit = _mm256_srli_epi64::<61>(_mm256_add_epi64(_mm256_slli_epi64::<32>(a), b));
             beyond = _mm256_or_si256(beyond, _mm256_cmpgt_epi64(byte, last));
-            let at = 4 * quarter;
-            let (bytes_row, bits_row) = out.row_mut(i);
-            store_4(&mut bytes_row[at..at + 4], byte);
-            store_4(&mut bits_row[at..at + 4], bit);
+            let position = _mm256_or_si256(_mm256_slli_epi64::<3>(byte), bit);
+            store_4(&mut row[4 * quarter..4 * quarter + 4], position);
             h = _mm_add_epi32(h, delta);
         }
     }
@@ -144,7 +142,7 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
 /// Stores the low halves of 4 64-bit lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn store_4(out: &mut [MaybeUninit<u32>], v: V) {
+fn store_4(out: &mut [u32], v: V) {
     assert!(out.len() >= 4);
     let packed = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
     // SAFETY: writes 16 bytes into `out`, which has room for them.

@@ -1,10 +1,9 @@
 //! The AVX-512 level: 16 keys hashed at once, probes located 8 at a time.
 
 use std::arch::x86_64::*;
-use std::mem::MaybeUninit;
 
 use super::level::Avx512;
-use super::{Located, BLOCK};
+use super::BLOCK;
 use crate::hash::MULTIPLIER;
 use crate::reduce::FastRemainder;
 
@@ -20,16 +19,17 @@ impl Avx512 {
         unsafe { bloom_hashes(keys, out) }
     }
 
-    /// See `super::locate`. Returns whether every byte is below the array's length.
+    /// Writes row i of `rows` with the position of probe i of each of `hashes`, in
+    /// every lane (lanes past the hashes get position 0). Returns whether every
+    /// position is inside the array; see `super::locate`.
     pub(super) fn locate(
         self,
         bits: FastRemainder,
-        num_probes: u8,
         hashes: &[u32],
-        out: &mut Located,
+        rows: &mut [[u32; BLOCK]],
     ) -> bool {
         // SAFETY: as above.
-        unsafe { locate(bits, num_probes, hashes, out) }
+        unsafe { locate(bits, hashes, rows) }
     }
 }
 
@@ -110,18 +110,9 @@ fn store(out: &mut [u32], v: V) {
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
 }
 
-/// Writes one row of [`Located`]: a lane per key of the block.
 #[target_feature(enable = "avx512f,avx512dq")]
-#[inline]
-fn store_row(out: &mut [MaybeUninit<u32>; BLOCK], v: V) {
+fn locate(bits: FastRemainder, hashes: &[u32], rows: &mut [[u32; BLOCK]]) -> bool {
     const { assert!(BLOCK == LANES) };
-    // SAFETY: writes 64 bytes into `out`, which is that long; unaligned stores are
-    // allowed.
-    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
-}
-
-#[target_feature(enable = "avx512f,avx512dq")]
-fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located) -> bool {
     let mut lanes = [0u32; BLOCK];
     lanes[..hashes.len()].copy_from_slice(hashes);
     let mut h = to_vector(lanes);
@@ -129,16 +120,14 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
     let reciprocal = _mm512_set1_epi64(bits.reciprocal() as i64);
     let bytes = _mm512_set1_epi64(bits.bytes() as i64);
     let mut beyond: __mmask8 = 0;
-    for i in 0..usize::from(num_probes) {
+    for row in rows.iter_mut() {
         let low = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(h));
         let high = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(h));
-        let (low_byte, low_bit) = locate_8(low, reciprocal, bytes);
-        let (high_byte, high_bit) = locate_8(high, reciprocal, bytes);
+        let (low_byte, low_position) = locate_8(low, reciprocal, bytes);
+        let (high_byte, high_position) = locate_8(high, reciprocal, bytes);
         beyond |= _mm512_cmpge_epu64_mask(low_byte, bytes);
         beyond |= _mm512_cmpge_epu64_mask(high_byte, bytes);
-        let (bytes_row, bits_row) = out.row_mut(i);
-        store_row(bytes_row, join(low_byte, high_byte));
-        store_row(bits_row, join(low_bit, high_bit));
+        store(row, join(low_position, high_position));
         h = _mm512_add_epi32(h, delta);
     }
     beyond == 0
@@ -147,7 +136,7 @@ fn locate(bits: FastRemainder, num_probes: u8, hashes: &[u32], out: &mut Located
 /// What `FastRemainder::locate` computes, for 8 hashes in 64-bit lanes:
 /// fraction × bytes = a·2^32 + b, with a = (fraction >> 32) × bytes and b =
 /// (fraction mod 2^32) × bytes; its high word is the byte, and the top three bits
-/// of its low word the bit.
+/// of its low word the bit. Returns the byte and the position, 8 × byte + bit.
 #[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
 fn locate_8(h: V, reciprocal: V, bytes: V) -> (V, V) {
@@ -156,7 +145,7 @@ fn locate_8(h: V, reciprocal: V, bytes: V) -> (V, V) {
     let b = _mm512_mul_epu32(fraction, bytes);
     let byte = _mm512_srli_epi64::<32>(_mm512_add_epi64(a, _mm512_srli_epi64::<32>(b)));
     let bit = _mm512_srli_epi64::<61>(_mm512_add_epi64(_mm512_slli_epi64::<32>(a), b));
-    (byte, bit)
+    (byte, _mm512_or_si512(_mm512_slli_epi64::<3>(byte), bit))
 }
 
 /// The low halves of the 64-bit lanes of `low` then `high`, as 16 32-bit lanes.
