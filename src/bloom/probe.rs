@@ -21,8 +21,16 @@ impl Probes<'_> {
                 h = h.wrapping_add(delta);
                 bit
             }),
-            None => all_set(self.array, h, self.num_probes, Unreduced),
+            None => self.all_set_huge(h),
         }
+    }
+
+    /// [`all_set`](Self::all_set) for a bit array of 2^32 bits or more (512 MiB):
+    /// kept out of the one-key path, which it would only crowd.
+    #[cold]
+    #[inline(never)]
+    fn all_set_huge(self, h: u32) -> bool {
+        all_set(self.array, h, self.num_probes, Unreduced)
     }
 }
 
