@@ -116,9 +116,9 @@ impl BloomFilterPolicy {
         self.num_probes
     }
 
-    /// [`POLICY_NAME`], `"leveldb.BuiltinBloomFilter2"` (or, for the legacy format,
-    /// [`LEGACY_POLICY_NAME`]): LevelDB stores it with every filter block and ignores
-    /// filter blocks of any other name.
+    /// [`POLICY_NAME`](crate::POLICY_NAME), `"leveldb.BuiltinBloomFilter2"` (or, for
+    /// the legacy format, [`LEGACY_POLICY_NAME`](crate::LEGACY_POLICY_NAME)): LevelDB
+    /// stores it with every filter block and ignores filter blocks of any other name.
     pub fn name(&self) -> &'static str {
         self.format.name()
     }
