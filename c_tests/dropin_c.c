@@ -17,9 +17,7 @@ struct dropin_db {
   leveldb_writeoptions_t* write_options;
 };
 
-static void check(char* error, const char* what) {
-  if (error != NULL) dropin_fail(what, error);
-}
+static void check(char* error, const char* what) { dropin_check(what, error); }
 
 static dropin_db* dropin_db_open(const char* dir) {
   dropin_db* db = (dropin_db*)calloc(1, sizeof *db);
@@ -77,4 +75,4 @@ static void dropin_db_compact_and_close(dropin_db* db) {
   dropin_db_close(db);
 }
 
-int main(int argc, char** argv) { return dropin_main(argc, argv); }
+int main(int argc, char** argv) { return dropin_main(argc, argv, "dropin_c"); }

@@ -25,7 +25,7 @@ struct dropin_db {
 };
 
 static void check(const leveldb::Status& status, const char* what) {
-  if (!status.ok()) dropin_fail(what, status.ToString().c_str());
+  dropin_check(what, status.ok() ? nullptr : status.ToString().c_str());
 }
 
 static dropin_db* dropin_db_open(const char* dir) {
@@ -73,4 +73,4 @@ static void dropin_db_compact_and_close(dropin_db* db) {
   dropin_db_close(db);
 }
 
-int main(int argc, char** argv) { return dropin_main(argc, argv); }
+int main(int argc, char** argv) { return dropin_main(argc, argv, "dropin_cxx"); }

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 /* Options both programs use. */
 #define DROPIN_BITS_PER_KEY 10
 #define DROPIN_WRITE_BUFFER_SIZE (64 << 20) /* holds a whole session: no automatic flush */
@@ -31,8 +33,8 @@ enum { DROPIN_KEY_MAX = 32, DROPIN_VALUE_MAX = 128 };
 
 typedef struct dropin_db dropin_db;
 
-/* Each program implements these with its LevelDB API; on any error they print it and
-   exit(2). dropin_db_get returns 1 and fills value/value_length when the key is
+/* Each program implements these with its LevelDB API; each call is a check
+   (`dropin_check`), and on an error they print it and exit(2). dropin_db_get returns 1 and fills value/value_length when the key is
    found, 0 when it is not. */
 static dropin_db* dropin_db_open(const char* dir);
 static void dropin_db_put(dropin_db* db, const char* key, size_t key_length, const char* value,
@@ -47,6 +49,12 @@ static void dropin_db_close(dropin_db* db);
 static void dropin_fail(const char* what, const char* detail) {
   fprintf(stderr, "%s: %s\n", what, detail != NULL ? detail : "");
   exit(2);
+}
+
+/* One check: a LevelDB call that must succeed; `detail` is its error, NULL if none.
+   A failed one ends the program. */
+static void dropin_check(const char* what, const char* detail) {
+  if (!CHECK_THAT(detail == NULL, what)) dropin_fail(what, detail);
 }
 
 static uint32_t dropin_mix(uint32_t x) {
@@ -134,9 +142,9 @@ static void dropin_write(const char* dir, uint32_t n) {
   printf("wrote: %lu keys\n", (unsigned long)n);
 }
 
-/* Reads every key back: present ones must hold their last value, deleted and never
-   written ones must be absent. Returns the number of wrong answers. */
-static unsigned long dropin_read(const char* dir, uint32_t n) {
+/* Reads every key back, each a check: present ones must hold their last value,
+   deleted and never written ones must be absent. */
+static void dropin_read(const char* dir, uint32_t n) {
   char key[DROPIN_KEY_MAX], expected[DROPIN_VALUE_MAX], got[DROPIN_VALUE_MAX];
   unsigned long present = 0, absent = 0, wrong = 0;
   dropin_db* db = dropin_db_open(dir);
@@ -148,9 +156,10 @@ static unsigned long dropin_read(const char* dir, uint32_t n) {
     int found = dropin_db_get(db, key, key_length, got, &got_length);
     if (fate != DROPIN_DELETE)
       expected_length = dropin_value(id, fate == DROPIN_OVERWRITE ? 2 : 1, expected);
-    if (fate == DROPIN_DELETE ? found
-                              : !found || got_length != expected_length ||
-                                    memcmp(got, expected, got_length) != 0) {
+    if (!CHECK_THAT(fate == DROPIN_DELETE ? !found
+                                          : found && got_length == expected_length &&
+                                                memcmp(got, expected, got_length) == 0,
+                    "a written key reads back as its last write")) {
       wrong++;
     } else if (found) {
       present++;
@@ -158,7 +167,8 @@ static unsigned long dropin_read(const char* dir, uint32_t n) {
       absent++;
     }
     key_length = dropin_key(id + 1, key);
-    if (dropin_db_get(db, key, key_length, got, &got_length)) {
+    if (!CHECK_THAT(!dropin_db_get(db, key, key_length, got, &got_length),
+                    "a key never written is absent")) {
       wrong++;
     } else {
       absent++;
@@ -166,7 +176,6 @@ static unsigned long dropin_read(const char* dir, uint32_t n) {
   }
   dropin_db_close(db);
   printf("read: %lu present, %lu absent, %lu wrong\n", present, absent, wrong);
-  return wrong;
 }
 
 /* The swap status as this library reports it, found at run time so the program needs
@@ -182,7 +191,8 @@ static void dropin_print_swap_status(void) {
   }
 }
 
-static int dropin_main(int argc, char** argv) {
+/* The program's main, reporting as `name` (see check.h). */
+static int dropin_main(int argc, char** argv, const char* name) {
   unsigned long n;
   if (argc != 4 || (n = strtoul(argv[3], NULL, 10)) == 0 || n > 100000000UL) {
     fprintf(stderr, "usage: %s write|read DIR NUM_KEYS\n", argv[0]);
@@ -191,11 +201,13 @@ static int dropin_main(int argc, char** argv) {
   dropin_print_swap_status();
   if (strcmp(argv[1], "write") == 0) {
     dropin_write(argv[2], (uint32_t)n);
-    return 0;
+  } else if (strcmp(argv[1], "read") == 0) {
+    dropin_read(argv[2], (uint32_t)n);
+  } else {
+    fprintf(stderr, "unknown mode %s\n", argv[1]);
+    return 2;
   }
-  if (strcmp(argv[1], "read") == 0) return dropin_read(argv[2], (uint32_t)n) == 0 ? 0 : 1;
-  fprintf(stderr, "unknown mode %s\n", argv[1]);
-  return 2;
+  return check_report(name);
 }
 
 #endif /* DROPIN_DATA_H */

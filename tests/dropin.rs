@@ -145,6 +145,7 @@ fn run(exe: &Path, swap: Swap, mode: &str, dir: &Scratch, keys: u32, env: &[(&st
         output.status,
         &stderr[stderr.len().saturating_sub(4000)..]
     );
+    assert_reported(&stdout);
     let calls = common::filter_calls(&stderr);
     Run {
         stdout,
@@ -159,6 +160,17 @@ fn tables(dir: &Scratch) -> Vec<Vec<u8>> {
 }
 
 /// A write run: the database written, and the run.
+/// The one report line of a drop-in program, `dropin_c` or `dropin_cxx` (see
+/// c_tests/check.h): every LevelDB call and every key read back was a passed check.
+fn assert_reported(stdout: &str) {
+    let name = if stdout.contains("dropin_cxx: ") {
+        "dropin_cxx"
+    } else {
+        "dropin_c"
+    };
+    common::harness::assert_report(name, stdout);
+}
+
 fn write(exe: &Path, swap: Swap) -> (Scratch, Run) {
     let dir = Scratch::new();
     let run = run(exe, swap, "write", &dir, KEYS, &[]);
@@ -337,6 +349,7 @@ fn valgrind_write_and_read(exe: &Path, preload: bool) {
     for mode in ["write", "read"] {
         let stdout = valgrind(exe, preload, &[mode, dir.path(), &keys]);
         assert!(stdout.contains("swap status: 3"), "{stdout}");
+        assert_reported(&stdout);
     }
 }
 
