@@ -167,14 +167,37 @@ pub(crate) fn prefetch(address: *const u8) {
 /// lengths share the chunks that all of them have, and each is finished by the
 /// scalar code.
 ///
-/// Each instruction set's module provides `LANES`, the vector type `V` and, compiled
-/// for its features: `rows` (16 bytes at one offset of every key, as four vectors;
+/// It also gives the instruction set's level (the token `$level`) its two safe entry
+/// points, `bloom_hashes` and `locate`. Each instruction set's module provides
+/// `locate`, `LANES`, the vector type `V` and, compiled for its features: `rows` (16 bytes at one offset of every key, as four vectors;
 /// lane i of row r holding key 4i + r), `transpose` (to four vectors of one word each,
 /// lane j holding key j's), `mix` (a word into the states), `mix_tail`, `splat`,
 /// `shift_right`, `to_vector` and `store`.
 #[cfg(target_arch = "x86_64")]
 macro_rules! lane_hasher {
-    ($features:literal) => {
+    ($features:literal, $level:ident) => {
+        impl $level {
+            /// `out[i] = bloom_hash(keys[i])`.
+            pub(super) fn bloom_hashes(self, keys: &[&[u8]], out: &mut [u32]) {
+                // SAFETY: this level's value is made only where detection found the
+                // features (see `level`).
+                unsafe { bloom_hashes(keys, out) }
+            }
+
+            /// Writes row i of `rows` with the position of probe i of each of
+            /// `hashes`, in every lane (lanes past the hashes get position 0). Returns
+            /// whether every position is inside the array; see `super::locate`.
+            pub(super) fn locate(
+                self,
+                bits: FastRemainder,
+                hashes: &[u32],
+                rows: &mut [[u32; BLOCK]],
+            ) -> bool {
+                // SAFETY: as above.
+                unsafe { locate(bits, hashes, rows) }
+            }
+        }
+
         /// `out[i] = bloom_hash(keys[i])`; the CPU must have the features.
         #[target_feature(enable = $features)]
         fn bloom_hashes(keys: &[&[u8]], out: &mut [u32]) {

@@ -10,28 +10,7 @@ use crate::reduce::FastRemainder;
 const LANES: usize = 8;
 type V = __m256i;
 
-lane_hasher!("avx2");
-
-impl Avx2 {
-    /// `out[i] = bloom_hash(keys[i])`.
-    pub(super) fn bloom_hashes(self, keys: &[&[u8]], out: &mut [u32]) {
-        // SAFETY: a `Avx2` is made only where detection found the features.
-        unsafe { bloom_hashes(keys, out) }
-    }
-
-    /// Writes row i of `rows` with the position of probe i of each of `hashes`, in
-    /// every lane (lanes past the hashes get position 0). Returns whether every
-    /// position is inside the array; see `super::locate`.
-    pub(super) fn locate(
-        self,
-        bits: FastRemainder,
-        hashes: &[u32],
-        rows: &mut [[u32; BLOCK]],
-    ) -> bool {
-        // SAFETY: as above.
-        unsafe { locate(bits, hashes, rows) }
-    }
-}
+lane_hasher!("avx2", Avx2);
 
 /// # Safety
 /// Every key must have at least `at + 16` bytes.
