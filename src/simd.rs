@@ -85,14 +85,15 @@ impl Located {
     /// The bits of key `j`'s probes in `array`, by probe index: 1 if set.
     ///
     /// # Panics
-    /// If `array` is not the length the probes were located for.
+    /// If `array` is not the length the probes were located for (or none were).
     #[inline(always)]
     pub(crate) fn key_bits<'s>(&'s self, array: &'s [u8], j: usize) -> impl Fn(u8) -> u8 + 's {
-        assert_eq!(array.len(), self.array_len);
+        self.check_array(array);
         move |i| {
             let position = self.positions[usize::from(i)][j];
             // SAFETY: every position held is inside an array of `array_len` bytes
-            // (see the type's documentation), and `array` is that long.
+            // (see the type's documentation), and `check_array` made sure `array` is
+            // that long and not empty.
             let byte = unsafe { *array.get_unchecked(position as usize / 8) };
             (byte >> (position % 8)) & 1
         }
@@ -105,13 +106,24 @@ impl Located {
     /// As for [`key_bits`](Self::key_bits).
     #[inline(always)]
     pub(crate) fn set_bits(&self, array: &mut [u8]) {
-        assert_eq!(array.len(), self.array_len);
+        self.check_array(array);
         for row in &self.positions[..usize::from(self.probes)] {
             for &position in &row[..self.keys] {
                 // SAFETY: as in `key_bits`.
                 unsafe { *array.get_unchecked_mut(position as usize / 8) |= 1 << (position % 8) };
             }
         }
+    }
+
+    /// Asserts that `array` is the array the probes were located for, which every
+    /// unchecked read relies on: its length, and never the empty one (positions 0
+    /// are held before anything is located).
+    #[inline(always)]
+    fn check_array(&self, array: &[u8]) {
+        assert!(
+            array.len() == self.array_len && !array.is_empty(),
+            "probes located for another array"
+        );
     }
 }
 
