@@ -208,8 +208,13 @@ class FilterPolicy : public leveldb::FilterPolicy {
       pointers.resize(count);
       lengths.resize(count);
     } catch (const std::bad_alloc&) {
-      // No arrays: the library appends the match-all filter.
-      policy_.append_filter(nullptr, nullptr, count, dst);
+      // The match-all filter, written by the library: no arrays is a bad input.
+      const std::size_t start = dst->size();
+      dst->resize(start + LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH);
+      const std::size_t written = leveldb_bloom_write_filter(
+          policy_.capi(), nullptr, nullptr, count, &(*dst)[start],
+          LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH);
+      dst->resize(start + written);
       return;
     }
     for (std::size_t i = 0; i < count; i++) {

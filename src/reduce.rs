@@ -75,9 +75,7 @@ impl<'a> SmallArray<'a> {
     /// `None` if `array` is empty or holds 2^32 bits or more.
     #[inline(always)]
     pub(crate) fn new(array: &'a [u8]) -> Option<Self> {
-        // One compare: `len - 1` wraps for an empty array.
-        let in_range = array.len().wrapping_sub(1) < (1 << 29) - 1;
-        let bits = NonZeroU32::new(8 * array.len() as u32).filter(|_| in_range)?;
+        let bits = NonZeroU32::new(small_bit_count(array.len())?)?;
         Some(Self { array, bits })
     }
 
@@ -108,7 +106,7 @@ pub(crate) enum BitCount {
 
 /// The bit count of a bit array of `bytes` bytes, if below 2^32.
 fn small_bit_count(bytes: usize) -> Option<u32> {
-    u32::try_from(bytes).ok()?.checked_mul(8)
+    (bytes < 1 << 29).then_some(8 * bytes as u32)
 }
 
 impl BitCount {

@@ -13,14 +13,8 @@ impl Probes<'_> {
     /// Whether every probe of hash `h` finds its bit set: the one-key path.
     #[inline(always)]
     pub(super) fn all_set(self, h: u32) -> bool {
-        let delta = delta(h);
-        let mut h = h;
         match SmallArray::new(self.array) {
-            Some(array) => all_probes_set(self.num_probes, |_| {
-                let bit = array.bit(h);
-                h = h.wrapping_add(delta);
-                bit
-            }),
+            Some(array) => all_probe_bits_set(h, self.num_probes, |h| array.bit(h)),
             None => self.all_set_huge(h),
         }
     }
@@ -62,13 +56,23 @@ pub(super) fn delta(h: u32) -> u32 {
 /// match", the fail-safe one for a reader.
 #[inline(always)]
 pub(super) fn all_set<L: Locate>(array: &[u8], h: u32, num_probes: u8, bits: L) -> bool {
+    all_probe_bits_set(h, num_probes, |h| {
+        let (byte, bit) = bits.locate(h);
+        array.get(byte).map_or(1, |byte| (byte >> bit) & 1)
+    })
+}
+
+/// Whether `bit_of` gives 1 for the hash of every probe of `h` (see
+/// [`all_probes_set`]).
+#[inline(always)]
+fn all_probe_bits_set(h: u32, num_probes: u8, bit_of: impl Fn(u32) -> u8) -> bool {
     let delta = delta(h);
     let mut h = h;
     // Probes are asked for in order, so each one's hash is the one before plus δ.
     all_probes_set(num_probes, |_| {
-        let (byte, bit) = bits.locate(h);
+        let bit = bit_of(h);
         h = h.wrapping_add(delta);
-        array.get(byte).map_or(1, |byte| (byte >> bit) & 1)
+        bit
     })
 }
 
