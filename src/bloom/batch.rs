@@ -128,6 +128,7 @@ where
     // The keys may be owned values: each group is held here while it is hashed.
     let mut keys = keys.into_iter().fuse();
     let located = &mut [Located::new(), Located::new()];
+    let bit_count = BitCount::new(array.len());
     loop {
         let group: [Option<I::Item>; GROUP] = std::array::from_fn(|_| keys.next());
         let slices = group
@@ -136,7 +137,7 @@ where
         let mut count = 0;
         for_each_group(slices, level, |hashes| {
             count = hashes.len();
-            match (BitCount::new(array.len()), level.vector()) {
+            match (bit_count, level.vector()) {
                 (BitCount::Small(bits), Some(vector)) => {
                     let at = (array.as_ptr(), array.len());
                     for_each_located(vector, at, num_probes, bits, hashes, located, |located| {
