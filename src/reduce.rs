@@ -9,7 +9,7 @@
 //! remainder from a precomputed reciprocal ([`FastRemainder`]; Lemire, Kaser and
 //! Kurz, "Faster Remainder by Direct Computation", 2019: exact for every 32-bit h),
 //! with a single multiplication that gives the byte and the bit at once, set up once
-//! for many keys and computed in vectors by the SIMD code. A count of 2^32 or more
+//! for many keys. A count of 2^32 or more
 //! leaves every 32-bit h unchanged ([`Unreduced`]). Each case is its own type, so
 //! that each probe loop is compiled for one of them, with no test per probe.
 //!
@@ -38,16 +38,6 @@ pub(crate) struct FastRemainder {
 /// A bit array of 2^32 bits or more: h is its own remainder.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Unreduced;
-
-impl FastRemainder {
-    pub(crate) fn bytes(self) -> u64 {
-        self.bytes
-    }
-
-    pub(crate) fn reciprocal(self) -> u64 {
-        self.reciprocal
-    }
-}
 
 impl Locate for FastRemainder {
     #[inline(always)]

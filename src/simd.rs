@@ -1,17 +1,19 @@
-//! Hashing many keys at once with AVX2 (8 keys) or AVX-512 (16 keys), and locating
-//! the probes of 16 keys at once, at the level `level` chooses, with the scalar code
-//! as the fallback and the reference; and prefetching.
+//! Hashing many keys at once with AVX2 (8 keys) or AVX-512 (16 keys), at the level
+//! `level` chooses, with the scalar code as the fallback and the reference; and
+//! prefetching.
+//!
+//! Only hashing is done in vectors. Locating probes in vectors too (positions written
+//! out, then read back to test or set the bits) was measured slower than locating each
+//! probe where it is used, on AMD Zen 3 with AVX2, for building and for batch queries
+//! alike (see docs/performance.md).
 //!
 //! This is the one module of the core with `unsafe`: calls into functions compiled
 //! for a CPU feature (only through a level that proves the feature, see `level`),
-//! unaligned vector loads and stores, filter lookups at byte offsets checked in
-//! vectors beforehand ([`Located`]), and the prefetch instruction.
+//! unaligned vector loads and stores, and the prefetch instruction.
 
 mod level;
 
-use crate::format::MAX_PROBES;
 use crate::hash::bloom_hash;
-use crate::reduce::FastRemainder;
 pub(crate) use level::{SimdLevel, Vector};
 
 /// `out[i] = bloom_hash(keys[i])`, computed at `level`.
@@ -29,131 +31,6 @@ fn scalar(keys: &[&[u8]], out: &mut [u32]) {
     for (key, h) in keys.iter().zip(out) {
         *h = bloom_hash(key);
     }
-}
-
-/// Keys per [`Located`] block.
-pub(crate) const BLOCK: usize = 16;
-
-const ROWS: usize = MAX_PROBES as usize;
-
-/// The probes of a block of up to [`BLOCK`] keys, located at once: probe i of key j
-/// is bit `positions[i][j]` (`h % bits`) of a bit array of `array_len` bytes.
-///
-/// Every position held is inside that array: [`locate`] checks those it writes, and
-/// the rest are the zeros of [`new`](Self::new) (bit 0 of byte 0; an array has at
-/// least one byte). So any position may be read without a bounds check.
-pub(crate) struct Located {
-    array_len: usize,
-    keys: usize,
-    probes: u8,
-    positions: [[u32; BLOCK]; ROWS],
-}
-
-impl Located {
-    pub(crate) fn new() -> Self {
-        Self {
-            array_len: 0,
-            keys: 0,
-            probes: 0,
-            positions: [[0; BLOCK]; ROWS],
-        }
-    }
-
-    /// How many keys were located.
-    #[inline(always)]
-    pub(crate) fn keys(&self) -> usize {
-        self.keys
-    }
-
-    /// How many probes each key has.
-    #[inline(always)]
-    pub(crate) fn probes(&self) -> u8 {
-        self.probes
-    }
-
-    /// Requests from memory the lines of the first `rows` probes of every key, for
-    /// the bit array at `array`.
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, array: *const u8, rows: u8) {
-        for row in &self.positions[..usize::from(rows.min(self.probes))] {
-            for &position in &row[..self.keys] {
-                prefetch(array.wrapping_add(position as usize / 8));
-            }
-        }
-    }
-
-    /// The bits of key `j`'s probes in `array`, by probe index: 1 if set.
-    ///
-    /// # Panics
-    /// If `array` is not the length the probes were located for (or none were).
-    #[inline(always)]
-    pub(crate) fn key_bits<'s>(&'s self, array: &'s [u8], j: usize) -> impl Fn(u8) -> u8 + 's {
-        self.check_array(array);
-        move |i| {
-            let position = self.positions[usize::from(i)][j];
-            // SAFETY: every position held is inside an array of `array_len` bytes
-            // (see the type's documentation), and `check_array` made sure `array` is
-            // that long and not empty.
-            let byte = unsafe { *array.get_unchecked(position as usize / 8) };
-            (byte >> (position % 8)) & 1
-        }
-    }
-
-    /// Sets every located bit in `array`, probe by probe (the order the vectors
-    /// stored them in).
-    ///
-    /// # Panics
-    /// As for [`key_bits`](Self::key_bits).
-    #[inline(always)]
-    pub(crate) fn set_bits(&self, array: &mut [u8]) {
-        self.check_array(array);
-        for row in &self.positions[..usize::from(self.probes)] {
-            for &position in &row[..self.keys] {
-                // SAFETY: as in `key_bits`.
-                unsafe { *array.get_unchecked_mut(position as usize / 8) |= 1 << (position % 8) };
-            }
-        }
-    }
-
-    /// Asserts that `array` is the array the probes were located for, which every
-    /// unchecked read relies on: its length, and never the empty one (positions 0
-    /// are held before anything is located).
-    #[inline(always)]
-    fn check_array(&self, array: &[u8]) {
-        assert!(
-            array.len() == self.array_len && !array.is_empty(),
-            "probes located for another array"
-        );
-    }
-}
-
-/// Locates the probes of up to [`BLOCK`] `hashes` into `located`, in a bit array of
-/// `array_len` bytes, fewer than 2^32 bits, whose bit count is `bits`.
-pub(crate) fn locate(
-    vector: Vector,
-    array_len: usize,
-    num_probes: u8,
-    bits: FastRemainder,
-    hashes: &[u32],
-    located: &mut Located,
-) {
-    assert!(hashes.len() <= BLOCK && num_probes <= MAX_PROBES);
-    assert_eq!(array_len as u64, bits.bytes());
-    // The held positions are those of an array at least this long (see `Located`).
-    assert!(array_len >= located.array_len.max(1));
-    located.array_len = array_len;
-    located.keys = hashes.len();
-    located.probes = num_probes;
-    let rows = &mut located.positions[..usize::from(num_probes)];
-    let in_range = match vector {
-        #[cfg(target_arch = "x86_64")]
-        Vector::Avx2(avx2) => avx2.locate(bits, hashes, rows),
-        #[cfg(target_arch = "x86_64")]
-        Vector::Avx512(avx512) => avx512.locate(bits, hashes, rows),
-    };
-    // The remainder is below the bit count (Lemire's theorem, and the exhaustive
-    // tests of `FastRemainder`): this never fails, and the lookups rely on it.
-    assert!(in_range, "a probe beyond the filter");
 }
 
 /// Asks the CPU to bring the cache line holding `address` closer, for reading or
@@ -179,9 +56,9 @@ pub(crate) fn prefetch(address: *const u8) {
 /// lengths share the chunks that all of them have, and each is finished by the
 /// scalar code.
 ///
-/// It also gives the instruction set's level (the token `$level`) its two safe entry
-/// points, `bloom_hashes` and `locate`. Each instruction set's module provides
-/// `locate`, `LANES`, the vector type `V` and, compiled for its features: `rows` (16 bytes at one offset of every key, as four vectors;
+/// It also gives the instruction set's level (the token `$level`) its safe entry
+/// point, `bloom_hashes`. Each instruction set's module provides `LANES`, the vector
+/// type `V` and, compiled for its features: `rows` (16 bytes at one offset of every key, as four vectors;
 /// lane i of row r holding key 4i + r), `transpose` (to four vectors of one word each,
 /// lane j holding key j's), `mix` (a word into the states), `mix_tail`, `splat`,
 /// `shift_right`, `to_vector` and `store`.
@@ -194,19 +71,6 @@ macro_rules! lane_hasher {
                 // SAFETY: this level's value is made only where detection found the
                 // features (see `level`).
                 unsafe { bloom_hashes(keys, out) }
-            }
-
-            /// Writes row i of `rows` with the position of probe i of each of
-            /// `hashes`, in every lane (lanes past the hashes get position 0). Returns
-            /// whether every position is inside the array; see `super::locate`.
-            pub(super) fn locate(
-                self,
-                bits: FastRemainder,
-                hashes: &[u32],
-                rows: &mut [[u32; BLOCK]],
-            ) -> bool {
-                // SAFETY: as above.
-                unsafe { locate(bits, hashes, rows) }
             }
         }
 

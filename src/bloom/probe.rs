@@ -15,17 +15,19 @@ impl Probes<'_> {
     pub(super) fn all_set(self, h: u32) -> bool {
         match SmallArray::new(self.array) {
             Some(array) => all_probe_bits_set(h, self.num_probes, |h| array.bit(h)),
-            None => self.all_set_huge(h),
+            None => all_set_huge(self.array, h, self.num_probes),
         }
     }
+}
 
-    /// [`all_set`](Self::all_set) for a bit array of 2^32 bits or more (512 MiB):
-    /// kept out of the one-key path, which it would only crowd.
-    #[cold]
-    #[inline(never)]
-    fn all_set_huge(self, h: u32) -> bool {
-        all_set(self.array, h, self.num_probes, Unreduced)
-    }
+/// [`Probes::all_set`] for a bit array of 2^32 bits or more (512 MiB): kept out of
+/// the one-key path, which it would only crowd. Takes the filter's parts rather than
+/// a `Probes`, which would be passed through memory, so the caller needs no stack
+/// copy of it.
+#[cold]
+#[inline(never)]
+fn all_set_huge(array: &[u8], h: u32, num_probes: u8) -> bool {
+    all_set(array, h, num_probes, Unreduced)
 }
 
 /// LevelDB's double hashing: probe i is at `(h + i·δ) mod 2^32`, reduced modulo the
@@ -77,7 +79,12 @@ fn all_probe_bits_set(h: u32, num_probes: u8, bit_of: impl Fn(u32) -> u8) -> boo
 }
 
 /// Probes tested per branch in [`all_probes_set`].
-pub(super) const PROBES_PER_BRANCH: u8 = 3;
+const PROBES_PER_BRANCH: u8 = 3;
+
+/// The k that [`all_probes_set`] tests with no loop: 6, what bits_per_key = 10 gives,
+/// the value LevelDB's documentation recommends and most programs use. Unrolled, a
+/// query runs about 15 instructions fewer (measured: 178 → 163 per one-key call).
+const UNROLLED_PROBES: u8 = 2 * PROBES_PER_BRANCH;
 
 /// Whether `bit(i)` is 1 for every probe i below `num_probes`, asked for in order of
 /// i, stopping at the first group with a 0. Probes are tested
@@ -87,6 +94,10 @@ pub(super) const PROBES_PER_BRANCH: u8 = 3;
 /// mispredicted branch. A present key takes every probe either way.
 #[inline(always)]
 pub(super) fn all_probes_set(num_probes: u8, mut bit: impl FnMut(u8) -> u8) -> bool {
+    if num_probes == UNROLLED_PROBES {
+        // Operands of `&` are evaluated left to right, so probes are asked for in order.
+        return bit(0) & bit(1) & bit(2) != 0 && bit(3) & bit(4) & bit(5) != 0;
+    }
     // Counting down what is left, not up to `num_probes`: one value fewer to keep,
     // and none at all where `bit` ignores i.
     let (mut i, mut left) = (0, num_probes);

@@ -122,14 +122,25 @@ pub(crate) unsafe fn key_may_match<'p>(
         return 1;
     };
     // The key's hash is the longest chain of dependent work in a query, and needs
-    // nothing else: started first, it runs while the policy and filter are checked.
+    // nothing else: started first, it runs while the filter is checked and decoded.
     let h = bloom_hash(key);
     // SAFETY: the caller's promise about the filter's bytes.
-    match (policy(), unsafe { bytes(filter, filter_length) }) {
-        (Some(policy), Some(filter)) => Filter::with_format(filter, policy.bloom.format())
+    let Some(filter) = (unsafe { bytes(filter, filter_length) }) else {
+        return 1;
+    };
+    // Every policy answers "may match" when the key's probes are all set under the
+    // current format's reading: that format answers so, the legacy one tries this
+    // reading first, and an unknown policy answers 1 anyway. So the policy is looked
+    // up only to confirm a "no", and a present key never waits for it.
+    if Filter::new(filter).may_contain_hashed(key, h) {
+        return 1;
+    }
+    match policy().map(|policy| policy.bloom.format()) {
+        Some(Format::Current) => 0,
+        Some(Format::Legacy) => Filter::with_format(filter, Format::Legacy)
             .may_contain_hashed(key, h)
             .into(),
-        _ => 1,
+        None => 1,
     }
 }
 

@@ -1,11 +1,9 @@
-//! The AVX2 level: 8 keys hashed at once, probes located 4 at a time.
+//! The AVX2 level: 8 keys hashed at once.
 
 use std::arch::x86_64::*;
 
 use super::level::Avx2;
-use super::BLOCK;
 use crate::hash::MULTIPLIER;
-use crate::reduce::FastRemainder;
 
 const LANES: usize = 8;
 type V = __m256i;
@@ -82,48 +80,4 @@ fn store(out: &mut [u32], v: V) {
     // SAFETY: writes 32 bytes into `out`, which has room for them; unaligned
     // stores are allowed.
     unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
-}
-
-#[target_feature(enable = "avx2")]
-fn locate(bits: FastRemainder, hashes: &[u32], rows: &mut [[u32; BLOCK]]) -> bool {
-    let mut lanes = [0u32; BLOCK];
-    lanes[..hashes.len()].copy_from_slice(hashes);
-    let reciprocal = bits.reciprocal();
-    let low = _mm256_set1_epi64x(reciprocal as u32 as i64);
-    let high = _mm256_set1_epi64x((reciprocal >> 32) as i64);
-    let bytes = _mm256_set1_epi64x(bits.bytes() as i64);
-    let last = _mm256_set1_epi64x(bits.bytes() as i64 - 1);
-    let mut beyond = _mm256_setzero_si256();
-    for quarter in 0..BLOCK / 4 {
-        // SAFETY: reads 16 bytes of the array; unaligned loads are allowed.
-        let mut h = unsafe { _mm_loadu_si128(lanes[4 * quarter..].as_ptr().cast()) };
-        let delta = _mm_or_si128(_mm_srli_epi32::<17>(h), _mm_slli_epi32::<15>(h));
-        for row in rows.iter_mut() {
-            let h64 = _mm256_cvtepu32_epi64(h);
-            // The low 64 bits of reciprocal × h, from 32-bit halves.
-            let fraction = _mm256_add_epi64(
-                _mm256_mul_epu32(h64, low),
-                _mm256_slli_epi64::<32>(_mm256_mul_epu32(h64, high)),
-            );
-            let a = _mm256_mul_epu32(_mm256_srli_epi64::<32>(fraction), bytes);
-            let b = _mm256_mul_epu32(fraction, bytes);
-            let byte = _mm256_srli_epi64::<32>(_mm256_add_epi64(a, _mm256_srli_epi64::<32>(b)));
-            let bit = _mm256_srli_epi64::<61>(_mm256_add_epi64(_mm256_slli_epi64::<32>(a), b));
-            beyond = _mm256_or_si256(beyond, _mm256_cmpgt_epi64(byte, last));
-            let position = _mm256_or_si256(_mm256_slli_epi64::<3>(byte), bit);
-            store_4(&mut row[4 * quarter..4 * quarter + 4], position);
-            h = _mm_add_epi32(h, delta);
-        }
-    }
-    _mm256_testz_si256(beyond, beyond) == 1
-}
-
-/// Stores the low halves of 4 64-bit lanes.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn store_4(out: &mut [u32], v: V) {
-    assert!(out.len() >= 4);
-    let packed = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
-    // SAFETY: writes 16 bytes into `out`, which has room for them.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), _mm256_castsi256_si128(packed)) };
 }

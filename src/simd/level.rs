@@ -1,4 +1,4 @@
-//! Which instruction set hashes keys and locates probes in bulk. A vector level is a
+//! Which instruction set hashes keys in bulk. A vector level is a
 //! value that only CPU feature detection makes, so holding one proves the CPU has
 //! its features: the kernels compiled for them are called only through it.
 //!
@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 /// The environment variable that forces a level.
 const LEVEL_VARIABLE: &str = "LEVELDB_BLOOM_SIMD";
 
-/// How keys are hashed and probes located in bulk.
+/// How keys are hashed in bulk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SimdLevel {
     Scalar,
@@ -34,7 +34,7 @@ pub(crate) enum Vector {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Avx2(());
 
-/// Proof that the CPU has AVX-512 F and DQ: made only by [`Name::detect`].
+/// Proof that the CPU has AVX-512 F: made only by [`Name::detect`].
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Avx512(());
@@ -66,9 +66,9 @@ impl Name {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2 => is_x86_feature_detected!("avx2").then_some(Vector::Avx2(Avx2(()))),
             #[cfg(target_arch = "x86_64")]
-            Self::Avx512 => (is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512dq"))
-            .then_some(Vector::Avx512(Avx512(()))),
+            Self::Avx512 => {
+                is_x86_feature_detected!("avx512f").then_some(Vector::Avx512(Avx512(())))
+            }
             #[cfg(not(target_arch = "x86_64"))]
             Self::Avx2 | Self::Avx512 => None,
         };
