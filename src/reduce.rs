@@ -9,9 +9,9 @@
 //! remainder from a precomputed reciprocal ([`FastRemainder`]; Lemire, Kaser and
 //! Kurz, "Faster Remainder by Direct Computation", 2019: exact for every 32-bit h),
 //! with a single multiplication that gives the byte and the bit at once, set up once
-//! for many keys. A count of 2^32 or more
-//! leaves every 32-bit h unchanged ([`Unreduced`]). Each case is its own type, so
-//! that each probe loop is compiled for one of them, with no test per probe.
+//! for many keys. A count of 2^32 or more leaves every 32-bit h unchanged
+//! ([`Unreduced`]). Each case is its own type, so that each probe loop is compiled
+//! for one of them, with no test per probe.
 //!
 //! The reciprocal of a bit count d of L bits (2^(L-1) < d ≤ 2^L) is
 //! `c = ceil(2^(32+L) / d)`, scaled to 64-bit fixed point as `c · 2^(32-L)`:

@@ -76,7 +76,6 @@ fn query<'k, 'r, L, T>(
 
 /// Sets the probe bits of every key in `array`: keys hashed a group at a time (with
 /// SIMD where the CPU has it), then each key's probes located and set.
-///
 pub(super) fn add_keys<I>(keys: I, array: &mut [u8], num_probes: u8, level: SimdLevel)
 where
     I: IntoIterator,
