@@ -252,7 +252,7 @@ fn simd_available(level: &str) -> bool {
         #[cfg(target_arch = "x86_64")]
         "avx2" => is_x86_feature_detected!("avx2"),
         #[cfg(target_arch = "x86_64")]
-        "avx512" => is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq"),
+        "avx512" => is_x86_feature_detected!("avx512f"),
         _ => false,
     }
 }
