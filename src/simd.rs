@@ -14,7 +14,8 @@
 mod level;
 
 use crate::hash::bloom_hash;
-pub(crate) use level::{SimdLevel, Vector};
+pub(crate) use level::SimdLevel;
+use level::Vector;
 
 /// `out[i] = bloom_hash(keys[i])`, computed at `level`.
 pub(crate) fn bloom_hashes(level: SimdLevel, keys: &[&[u8]], out: &mut [u32]) {
@@ -58,10 +59,10 @@ pub(crate) fn prefetch(address: *const u8) {
 ///
 /// It also gives the instruction set's level (the token `$level`) its safe entry
 /// point, `bloom_hashes`. Each instruction set's module provides `LANES`, the vector
-/// type `V` and, compiled for its features: `rows` (16 bytes at one offset of every key, as four vectors;
-/// lane i of row r holding key 4i + r), `transpose` (to four vectors of one word each,
-/// lane j holding key j's), `mix` (a word into the states), `mix_tail`, `splat`,
-/// `shift_right`, `to_vector` and `store`.
+/// type `V` and, compiled for its features: `rows` (16 bytes at one offset of every
+/// key, as four vectors; lane i of row r holding key 4i + r), `transpose` (to four
+/// vectors of one word each, lane j holding key j's), `mix` (a word into the states),
+/// `mix_tail`, `splat`, `shift_right`, `to_vector` and `store`.
 #[cfg(target_arch = "x86_64")]
 macro_rules! lane_hasher {
     ($features:literal, $level:ident) => {
