@@ -15,7 +15,9 @@
 // on the same keys and the same filter, LevelDB's hash alone, the hash and the
 // setting of the probes' bits, and the hash and the probes of a query, in a tight
 // loop of Rust with no call, check or allocation per key: the least this format
-// costs on this CPU. Each of our rows gives our median ÷ that floor.
+// costs on this CPU. Each of our rows gives our median ÷ that floor. It also times
+// the hash's latency (each key's hash seeded with the one before), the shortest
+// time from the start of any one-key call to its answer.
 //
 // The database part (bench_db.cc) runs this program as a child, alternately stock
 // and with LD_PRELOAD=LIBRARY (the swap), and compares their builds and their Gets,
@@ -90,17 +92,35 @@ Row compare(std::string operation, size_t key_length, size_t n, int runs, double
 }
 
 constexpr int kBitsPerKey = 10;
-constexpr size_t kMinQueries = 1000000;  // per timed run, and distinct absent keys
+// Each timed run takes at least kMinQueries keys (and the absent sets hold that many
+// distinct keys); a row has enough pairs of runs for about kKeysPerSide keys a side.
+// Short runs, many pairs: a burst of load on a shared host then spoils a few pairs
+// of a row, not a whole side of it, and the median of the pairs' ratios steps over
+// them. Filters of kLargeN keys or more are out of cache: their absent keys are
+// kLargeAbsent, so that the keys streamed evict the filter from cache as a long run
+// of queries would, for both sides alike, and the one that runs second does not
+// find it warmed by the first.
+constexpr size_t kMinQueries = 100000;
+constexpr size_t kLargeN = 1000000, kLargeAbsent = 1000000;
+constexpr size_t kKeysPerSide = 5000000;
+constexpr size_t kKeysPerSideQuick = 2000000;
 constexpr size_t kBatch = 256;           // keys per batch call
+constexpr int kFloorRuns = 9;            // at most, per key set
 
 // The floor's times for one key set and its filter, in ns per key, one entry per run
-// of BENCH_FLOOR: LevelDB's hash alone; hash and setting the probes' bits (a filter
-// built); hash and probes of a query, for the set's keys and for the absent keys.
+// of BENCH_FLOOR: LevelDB's hash alone, and its latency (no two keys' hashes
+// overlapping); hash and setting the probes' bits (a filter built); hash and probes
+// of a query, for the set's keys and for the absent keys. Our rows are divided by the
+// fastest run: the floor's runs are not alternated with anything, and a burst of
+// load on the host during them must not make our rows look closer to the floor.
 struct Floor {
-  std::vector<double> hash, create, present, absent;
-  double create_floor() const { return create.empty() ? 0 : median(create); }
-  double present_floor() const { return present.empty() ? 0 : median(present); }
-  double absent_floor() const { return absent.empty() ? 0 : median(absent); }
+  std::vector<double> hash, hash_latency, create, present, absent;
+  double create_floor() const { return fastest(create); }
+  double present_floor() const { return fastest(present); }
+  double absent_floor() const { return fastest(absent); }
+  static double fastest(const std::vector<double>& runs) {
+    return runs.empty() ? 0 : *std::min_element(runs.begin(), runs.end());
+  }
 };
 
 void write_u64(FILE* file, uint64_t value) {
@@ -148,11 +168,12 @@ Floor measure_floor(const std::string& floor_program, const KeySet& keys, const 
     expected_absent += leveldb_policy->KeyMayMatch(key, filter);
   const char* line = output.c_str();
   for (int run = 0; run < runs; run++) {
-    double hash, create, present, absent_ns;
+    double hash, hash_latency, create, present, absent_ns;
     unsigned long long present_found, absent_found;
     int used = 0;
-    if (std::sscanf(line, "run %lf %lf %lf %lf %llu %llu\n%n", &hash, &create, &present,
-                    &absent_ns, &present_found, &absent_found, &used) != 6) {
+    if (std::sscanf(line, "run %lf %lf %lf %lf %lf %llu %llu\n%n", &hash, &hash_latency,
+                    &create, &present, &absent_ns, &present_found, &absent_found,
+                    &used) != 7) {
       fail("the floor program failed: " + output);
       return Floor{};
     }
@@ -160,6 +181,7 @@ Floor measure_floor(const std::string& floor_program, const KeySet& keys, const 
     if (present_found != keys.size() || absent_found != expected_absent)
       fail("the floor's answers differ from LevelDB's");
     floor.hash.push_back(hash);
+    floor.hash_latency.push_back(hash_latency);
     floor.create.push_back(create);
     floor.present.push_back(present);
     floor.absent.push_back(absent_ns);
@@ -169,6 +191,7 @@ Floor measure_floor(const std::string& floor_program, const KeySet& keys, const 
                 summary(values, "%7.2f [%.2f-%.2f]").c_str());
   };
   print("floor hash", floor.hash);
+  print("floor hash latency", floor.hash_latency);
   print("floor hash+set probes", floor.create);
   print("floor hash+probes present", floor.present);
   print("floor hash+probes absent", floor.absent);
@@ -179,8 +202,15 @@ struct Bench {
   Ours& ours;
   leveldb_filterpolicy_t* our_policy;
   const leveldb::FilterPolicy* leveldb_policy;
-  int runs;
+  bool quick;
   Floor floor;
+
+  // Pairs of runs for a row whose runs take `per_run` keys each: at least 3, and odd,
+  // so that the median is one pair's.
+  int runs(size_t per_run) const {
+    size_t pairs = (quick ? kKeysPerSideQuick : kKeysPerSide) / per_run;
+    return int(std::max<size_t>(3, pairs | 1));
+  }
 
   // Builds are timed, like the queries, over passes of at least kMinQueries keys in
   // all (one build of 1,000 keys is a single 20 us call, too short to time alone);
@@ -208,8 +238,8 @@ struct Bench {
       }
       return double(now_ns() - start) / (passes * keys.size());
     };
-    compare("create_filter", keys.lengths[0], keys.size(), runs, floor.create_floor(), run_ours,
-            run_leveldb, [&] {
+    compare("create_filter", keys.lengths[0], keys.size(), runs(passes * keys.size()),
+            floor.create_floor(), run_ours, run_leveldb, [&] {
       if (ours_filter != *leveldb_filter) fail("create_filter bytes differ");
     });
   }
@@ -255,10 +285,10 @@ struct Bench {
     };
     size_t length = queries.lengths[0];
     double to_floor = present ? floor.present_floor() : floor.absent_floor();
-    compare(std::string("key_may_match ") + what, length, n, runs, to_floor, run_single,
+    compare(std::string("key_may_match ") + what, length, n, runs(total), to_floor, run_single,
             run_leveldb, check("one key per call:"));
-    compare(std::string("batch ") + what, length, n, runs, to_floor, run_batch, run_leveldb,
-            check("batch:"));
+    compare(std::string("batch ") + what, length, n, runs(total), to_floor, run_batch,
+            run_leveldb, check("batch:"));
   }
 
   // The floor, then every row, for `n` keys of `key_length` bytes; returns the floor.
@@ -268,7 +298,7 @@ struct Bench {
     leveldb_policy->CreateFilter(keys.slices.data(), int(keys.size()), &filter);
     if (!floor_program.empty())
       floor = measure_floor(floor_program, keys, absent, filter, leveldb_policy,
-                            std::min(runs, 5));
+                            std::min(runs(std::max(n, kMinQueries)), kFloorRuns));
     create_filter(keys, &filter);
     key_may_match("present", keys, n, filter, true);
     key_may_match("absent", absent, n, filter, false);
@@ -332,17 +362,17 @@ int main(int argc, char** argv) {
     fail("LevelDB's policy is ours");
 
   std::printf("\nbits_per_key %d; ns per key, median [min-max] of the runs; "
-              "batch calls of %zu keys; absent sets of %zu distinct keys\n",
-              kBitsPerKey, kBatch, kMinQueries);
+              "batch calls of %zu keys; absent sets of %zu distinct keys (%zu for n >= %zu)\n",
+              kBitsPerKey, kBatch, kMinQueries, kLargeAbsent, kLargeN);
   if (floor_program.empty())
     std::printf("no floor (no --floor BENCH_FLOOR)\n");
   else
     std::printf("floor: %s (Rust, the crate's public API: hash::bloom_hash, "
                 "BloomFilterPolicy::write_filter_of_hashes, Filter::may_contain) on the same "
-                "keys and filter, as many runs;\n"
-                "÷ floor: our median ÷ the floor's (hash + set probes for create_filter, "
-                "hash + probes for the queries)\n",
-                floor_program.c_str());
+                "keys and filter, up to %d runs;\n"
+                "÷ floor: our median ÷ the floor's fastest run (hash + set probes for "
+                "create_filter, hash + probes for the queries)\n",
+                floor_program.c_str(), kFloorRuns);
   std::printf("%-26s %5s %9s  %-24s %-24s %-22s %s\n", "operation", "key", "n", "ours ns/key",
               "LevelDB ns/key", "LevelDB ÷ ours", "÷ floor");
   std::vector<size_t> sizes = quick ? std::vector<size_t>{1000, 100000}
@@ -350,12 +380,11 @@ int main(int argc, char** argv) {
   std::map<std::pair<size_t, size_t>, Floor> floors;
   for (size_t key_length : {16, 100}) {
     KeySet absent(kMinQueries, key_length, 0xab5e47 + key_length);
-    for (size_t n : sizes) {
-      int runs = quick ? 3 : n >= 1000000 ? 3 : 7;
+    KeySet large_absent(quick ? 0 : kLargeAbsent, key_length, 0x1a76e + key_length);
+    for (size_t n : sizes)
       floors[{key_length, n}] =
-          Bench{ours, our_policy, leveldb_policy, runs, {}}.all(key_length, n, absent,
-                                                                floor_program);
-    }
+          Bench{ours, our_policy, leveldb_policy, quick, {}}.all(
+              key_length, n, n >= kLargeN ? large_absent : absent, floor_program);
   }
   {
     // The handle registry after churn: more create/destroy cycles than it once had
@@ -365,7 +394,7 @@ int main(int argc, char** argv) {
     KeySet keys(1000, 16, 0x5eed0000 + 1000 + 16);
     std::string filter;
     leveldb_policy->CreateFilter(keys.slices.data(), int(keys.size()), &filter);
-    Bench{ours, our_policy, leveldb_policy, quick ? 3 : 9, floors[{16, 1000}]}.key_may_match(
+    Bench{ours, our_policy, leveldb_policy, quick, floors[{16, 1000}]}.key_may_match(
         "present, after 100k policy create/destroy", keys, keys.size(), filter, true);
   }
   database(argv[0], library, quick);
