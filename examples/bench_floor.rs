@@ -18,9 +18,9 @@
 //!
 //! and prints `run HASH HASH_LATENCY CREATE PRESENT ABSENT PRESENT_FOUND ABSENT_FOUND`,
 //! the last two being how many keys of each set the filter let through, for the bench
-//! to check against LevelDB. The file holds little-endian u64s: the least number of queries
-//! per timed loop, the filter's length then its bytes, then the filter's keys and the
-//! absent keys, each as a count, the keys' lengths, and their bytes end to end.
+//! to check against LevelDB. The file holds little-endian u64s: the least number of
+//! queries per timed loop, the filter's length then its bytes, then the filter's keys
+//! and the absent keys, each as a count, the keys' lengths, and their bytes end to end.
 
 use leveldb_bloom::hash::{bloom_hash, hash};
 use leveldb_bloom::{BloomFilterPolicy, Filter};
