@@ -9,6 +9,11 @@
  * leveldb_bloom_policy_create and is released with leveldb_filterpolicy_destroy; a filter
  * from leveldb_filterpolicy_create_filter is released with free(). All functions may be
  * called from any thread; a policy may be shared by threads until it is destroyed.
+ *
+ * Fork: a child forked at any instant from a multithreaded process may call every
+ * function here (beyond POSIX's async-signal-safe promise, as glibc's malloc is): the
+ * library's locks are held across fork() by pthread_atfork handlers, and the rest of its
+ * process-wide state is atomic. LevelDB itself is not fork-safe once a database is open.
  */
 
 #ifndef LEVELDB_BLOOM_H

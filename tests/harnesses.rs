@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::harness::{harness, Harness, BLOOM};
+use common::harness::{harness, Harness, BLOOM, BLOOM_STATIC};
 use common::Lang::{Cxx11, Cxx17, C99};
 
 /// One module per row: `row: harness(...) => { run: mode().args(..)..., ... }`.
@@ -107,6 +107,46 @@ harnesses! {
         plain: plain().then(|out| print!("{out}")),
         sanitizers: sanitizers(),
         helgrind: helgrind().args(&["3"]).then(|out| print!("helgrind: {out}")),
+    }
+
+    /// A child forked at any instant from a multithreaded process can use the
+    /// library: 6 threads create, query (both paths, so the registry is looked up)
+    /// and destroy policies while the main thread forks 500 times, and every child,
+    /// under an alarm, checks the shared policy and creates, uses and destroys 20 of
+    /// its own; then 200 fresh processes each fork while another thread makes their
+    /// first call into the library. Without LevelDB, linked statically, with LevelDB
+    /// linked (2 more threads open and close databases with the bloom policy), and
+    /// preloaded into a program linked to LevelDB alone.
+    fork_alone: harness(
+        "fork_alone", "fork_churn", C99, &["c_tests/fork_churn.c"], &["-pthread", "-Wl,--no-as-needed", BLOOM, "-ldl"]
+    ) => {
+        churn: plain().args(&["churn", "500"]).expect("500 children passed, 0 hung")
+            .then(|out| print!("{out}")),
+        first_use: plain().args(&["first-use", "200"]).expect("200 children passed, 0 hung")
+            .then(|out| print!("{out}")),
+    }
+    fork_static: harness(
+        "fork_static", "fork_churn", C99, &["c_tests/fork_churn.c"], &["-DSTATIC_LIBRARY", "-pthread", BLOOM_STATIC]
+    ) => {
+        churn: plain().args(&["churn", "500"]).expect("500 children passed, 0 hung")
+            .then(|out| print!("{out}")),
+    }
+    fork_leveldb: harness(
+        "fork_leveldb", "fork_churn", C99, &["c_tests/fork_churn.c"],
+        &["-DWITH_LEVELDB", "-pthread", "-Wl,--no-as-needed", BLOOM, "-lleveldb", "-ldl"]
+    ) => {
+        churn: plain().args(&["churn", "500", "{dir}"]).expect("500 children passed, 0 hung")
+            .expect("swap status 3").then(|out| print!("{out}")),
+        first_use: plain().args(&["first-use", "200"]).expect("200 children passed, 0 hung")
+            .then(|out| print!("{out}")),
+    }
+    fork_preloaded: harness(
+        "fork_preloaded", "fork_churn", C99, &["c_tests/fork_churn.c"], &["-DWITH_LEVELDB", "-pthread", "-lleveldb", "-ldl"]
+    ) => {
+        churn: plain().args(&["churn", "500", "{dir}"]).env("LD_PRELOAD", "{lib}")
+            .expect("500 children passed, 0 hung").expect("swap status 3").then(|out| print!("{out}")),
+        first_use: plain().args(&["first-use", "200"]).env("LD_PRELOAD", "{lib}")
+            .expect("200 children passed, 0 hung").then(|out| print!("{out}")),
     }
 
     /// A LevelDB database using the library through the swap: every read right under

@@ -284,3 +284,35 @@ fn dlclose_while_a_database_uses_the_policy() {
     assert!(count("said_no") > 0, "{calls:?}");
     assert!(count("create_filter") > 0, "{calls:?}");
 }
+
+/// Python `multiprocessing` with the fork start method under the swap: threads of
+/// the parent create and destroy bloom policies through LevelDB's C API (ctypes)
+/// while the main thread forks 200 plyvel workers, each with a database of its own.
+/// Every worker finishes with every key found, the swap active inside it; stock
+/// LevelDB, the same program, as the control.
+#[test]
+fn python_multiprocessing_workers_forked_during_policy_churn() {
+    for swapped in [false, true] {
+        let dir = Scratch::new();
+        let mut command = Command::new(PYTHON);
+        command
+            .arg(common::repo().join("tests/loaders/fork_workers.py"))
+            .args(["200", dir.path()]);
+        if swapped {
+            command
+                .env("LD_PRELOAD", lib_path())
+                .env("LEVELDB_BLOOM_LIB", lib_path());
+        }
+        let out = stdout(&succeed(&mut command));
+        print!("{}: {out}", if swapped { "swapped" } else { "stock" });
+        assert!(
+            out.contains("workers: 200 started, 200 passed, 0 hung, 0 failed"),
+            "{out}"
+        );
+        let expected = if swapped { "3" } else { "absent" };
+        assert!(
+            out.contains(&format!("swap status in workers: {expected} in 200\n")),
+            "{out}"
+        );
+    }
+}

@@ -18,6 +18,7 @@ use super::ops;
 use super::{guard, leveldb_filterpolicy_t};
 use crate::bloom::BloomFilterPolicy;
 use crate::format::MATCH_ALL_FILTER;
+pub(super) use find::LOADER;
 use find::{global_symbol, in_this_library, leveldb, leveldb_or_load, warn_once, LevelDb};
 
 /// The state behind a LevelDB object: the policy every function here finds through

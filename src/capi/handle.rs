@@ -12,12 +12,14 @@
 //! query path, take none: they read under a sequence count and retry if a writer
 //! changed the table meanwhile (a seqlock). A grown-out-of table is kept, never
 //! freed, as a lookup may still be reading it; together the retired tables are
-//! smaller than the current one.
+//! smaller than the current one. The writers' lock is a [`ForkLock`], so no write is
+//! in flight across a `fork()`: a child finds the lock free and the sequence count
+//! even (see `fork`).
 
 use std::alloc::{alloc, Layout};
-use std::cell::UnsafeCell;
 use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
 
+use super::fork_lock::ForkLock;
 use crate::bloom::BloomFilterPolicy;
 
 /// The state behind every handle.
@@ -152,7 +154,7 @@ static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
 static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
 
 /// What only writers touch, under the lock.
-struct Writer {
+pub(super) struct Writer {
     live: usize,
     /// Tables grown out of, kept for lookups that may still read them; boxed, as
     /// their addresses must not move.
@@ -160,48 +162,28 @@ struct Writer {
     retired: Vec<Box<Table>>,
 }
 
-/// The writers' lock and state. A POSIX mutex rather than `std::sync::Mutex`, so
-/// that valgrind's helgrind, which the thread tests run, sees the lock.
-struct WriterLock {
-    mutex: UnsafeCell<libc::pthread_mutex_t>,
-    writer: UnsafeCell<Writer>,
-}
-
-// SAFETY: `writer` is only reached with `mutex` held (see `write`).
-unsafe impl Sync for WriterLock {}
-
-static WRITER: WriterLock = WriterLock {
-    mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
-    writer: UnsafeCell::new(Writer {
-        live: 0,
-        retired: Vec::new(),
-    }),
-};
-
-/// A write in progress: when dropped (also if the change panics), the sequence
-/// count is even again and the writers' mutex unlocked.
-struct Writing {
-    sequence: usize,
-}
-
-impl Drop for Writing {
-    fn drop(&mut self) {
-        SEQUENCE.store(self.sequence.wrapping_add(2), Ordering::Release);
-        // SAFETY: locked by `write`, which made this value, on this thread.
-        unsafe { libc::pthread_mutex_unlock(WRITER.mutex.get()) };
-    }
-}
+/// The writers' lock and state.
+pub(super) static WRITERS: ForkLock<Writer> = ForkLock::new(Writer {
+    live: 0,
+    retired: Vec::new(),
+});
 
 /// Runs `change` on the writers' state with the lock held and readers told to retry.
 fn write<T>(change: impl FnOnce(&mut Writer) -> T) -> T {
-    // SAFETY: a statically initialised mutex, never moved or destroyed.
-    unsafe { libc::pthread_mutex_lock(WRITER.mutex.get()) };
+    /// Makes the sequence count even again when dropped, also if `change` panics;
+    /// the lock is released after it.
+    struct Writing(usize);
+    impl Drop for Writing {
+        fn drop(&mut self) {
+            SEQUENCE.store(self.0.wrapping_add(2), Ordering::Release);
+        }
+    }
+    let mut writer = WRITERS.lock();
     let sequence = SEQUENCE.load(Ordering::Relaxed);
     SEQUENCE.store(sequence.wrapping_add(1), Ordering::Relaxed);
     fence(Ordering::Release);
-    let _writing = Writing { sequence };
-    // SAFETY: the mutex is held until `_writing` is dropped, after the last use.
-    change(unsafe { &mut *WRITER.writer.get() })
+    let _writing = Writing(sequence);
+    change(&mut writer)
 }
 
 /// The current table, if any (writer only).

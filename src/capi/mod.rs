@@ -2,11 +2,14 @@
 //! each one panic boundary, [`guard`]) → [`dropin`] (LevelDB's objects and
 //! callbacks) → [`ops`] (the policy operations, which catch nothing) → [`args`]
 //! (raw arguments made checked values) and [`handle`] (which pointers are
-//! policies). Every bad input gets a documented, fail-safe result.
+//! policies). Every bad input gets a documented, fail-safe result. [`fork`] keeps
+//! the locks of [`fork_lock`] free across every `fork()`.
 
 mod args;
 mod dropin;
 mod exports;
+mod fork;
+mod fork_lock;
 mod handle;
 mod ops;
 

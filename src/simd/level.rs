@@ -3,12 +3,12 @@
 //! its features: the kernels compiled for them are called only through it.
 //!
 //! The level in use is the best the CPU has, or the one `LEVELDB_BLOOM_SIMD` asks for
-//! (`scalar`, `avx2` or `avx512`; read once, at the first call that needs it), so
-//! that every path can be run and tested on a machine that has them all. A level the
-//! CPU lacks falls back to the best one below it; any other value is ignored.
+//! (`scalar`, `avx2` or `avx512`; read at the first call that needs it), so that
+//! every path can be run and tested on a machine that has them all. A level the CPU
+//! lacks falls back to the best one below it; any other value is ignored.
 
 use std::ffi::CStr;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The environment variable that forces a level.
 const LEVEL_VARIABLE: &str = "LEVELDB_BLOOM_SIMD";
@@ -95,18 +95,32 @@ impl SimdLevel {
         }
     }
 
-    /// The level in use: chosen once per process.
+    /// The level in use, the same for the whole process. Kept in an atomic rather
+    /// than a `OnceLock`: threads that ask first all compute the same answer and
+    /// none waits for another, so a child forked while one was computing it never
+    /// waits for a thread it does not have.
     pub(crate) fn active() -> Self {
-        static ACTIVE: OnceLock<SimdLevel> = OnceLock::new();
-        *ACTIVE.get_or_init(|| {
-            let requested = std::env::var_os(LEVEL_VARIABLE);
-            let requested = requested.as_ref().map(|value| value.as_encoded_bytes());
-            let ceiling = Name::ALL
-                .into_iter()
-                .find(|name| requested == Some(name.as_c_str().to_bytes()))
-                .unwrap_or(Name::Avx512);
-            Self::best_up_to(ceiling)
-        })
+        /// `UNKNOWN`, or the active level's index in [`Name::ALL`].
+        static ACTIVE: AtomicU8 = AtomicU8::new(UNKNOWN);
+        const UNKNOWN: u8 = u8::MAX;
+        let known = ACTIVE.load(Ordering::Relaxed);
+        if let Some(level) = Name::ALL
+            .get(usize::from(known))
+            .and_then(|name| name.detect())
+        {
+            return level;
+        }
+        let requested = std::env::var_os(LEVEL_VARIABLE);
+        let requested = requested.as_ref().map(|value| value.as_encoded_bytes());
+        let ceiling = Name::ALL
+            .into_iter()
+            .find(|name| requested == Some(name.as_c_str().to_bytes()))
+            .unwrap_or(Name::Avx512);
+        let level = Self::best_up_to(ceiling);
+        if let Some(index) = Name::ALL.iter().position(|name| *name == level.name()) {
+            ACTIVE.store(index as u8, Ordering::Relaxed);
+        }
+        level
     }
 
     /// The best level the CPU has at or below `ceiling`.

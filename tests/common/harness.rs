@@ -16,6 +16,9 @@ use super::{lib_dir, lib_path, once, repo, Lang, Program, Scratch};
 /// so the order against `-lleveldb` is the row's.
 pub const BLOOM: &str = "{link libleveldb_bloom}";
 
+/// In [`Harness::flags`]: link this build's `libleveldb_bloom.a`, and what it needs.
+pub const BLOOM_STATIC: &str = "{link libleveldb_bloom.a}";
+
 /// How to build one harness program.
 #[derive(Clone, Copy, Debug)]
 pub struct Harness {
@@ -55,6 +58,7 @@ impl Harness {
         for flag in self.flags {
             program = match *flag {
                 BLOOM => program.link_bloom(),
+                BLOOM_STATIC => program.link_bloom_static(),
                 flag => program.arg(flag.replace(
                     "{fallback_include}",
                     &fallback_include().display().to_string(),

@@ -97,6 +97,20 @@ impl Program {
             .arg("-lleveldb_bloom")
     }
 
+    /// Links this build's `libleveldb_bloom.a`, and the system libraries it needs.
+    pub fn link_bloom_static(self) -> Self {
+        [
+            "-Wl,-Bstatic",
+            "-lleveldb_bloom",
+            "-Wl,-Bdynamic",
+            "-lpthread",
+            "-ldl",
+            "-lm",
+        ]
+        .into_iter()
+        .fold(self.arg(format!("-L{}", lib_dir().display())), Self::arg)
+    }
+
     /// Builds with AddressSanitizer (LeakSanitizer included) and
     /// UndefinedBehaviorSanitizer, every error fatal; the program gets an `_asan`
     /// suffix so it never overwrites the plain build. Run it with [`sanitized`].

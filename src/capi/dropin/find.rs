@@ -12,11 +12,12 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use libc::size_t;
 
+use super::super::fork_lock::ForkLock;
+use super::super::handle::try_box;
 use super::super::leveldb_filterpolicy_t;
 
 type Destructor = unsafe extern "C" fn(*mut c_void);
@@ -45,7 +46,10 @@ pub(super) struct LevelDb {
     pub(super) destroy: LevelDbDestroy,
 }
 
-static LEVELDB: OnceLock<LevelDb> = OnceLock::new();
+/// LevelDB once found (NULL before): never freed. An atomic rather than a
+/// `OnceLock`, so that no thread waits for another that is finding it, and a child
+/// forked meanwhile never waits for a thread it does not have.
+static LEVELDB: AtomicPtr<LevelDb> = AtomicPtr::new(ptr::null_mut());
 
 /// The search could not be made: memory ran out listing the loaded objects.
 #[derive(Debug)]
@@ -54,10 +58,27 @@ pub(super) struct OutOfMemory;
 /// LevelDB's C API if it is loaded; looked for again on each call until found, since
 /// a program may `dlopen` LevelDB after this library.
 pub(super) fn leveldb() -> Result<Option<&'static LevelDb>, OutOfMemory> {
-    if let Some(found) = LEVELDB.get() {
+    // SAFETY: NULL, or a LevelDb leaked below, never freed.
+    if let Some(found) = unsafe { LEVELDB.load(Ordering::Acquire).as_ref() } {
         return Ok(Some(found));
     }
-    Ok(find_leveldb()?.map(|found| LEVELDB.get_or_init(|| found)))
+    let Some(found) = find_leveldb()? else {
+        return Ok(None);
+    };
+    let found = Box::into_raw(try_box(found).ok_or(OutOfMemory)?);
+    let kept =
+        match LEVELDB.compare_exchange(ptr::null_mut(), found, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => found,
+            Err(first) => {
+                // SAFETY: made by Box::into_raw above and never shared: another thread
+                // stored the same functions first.
+                drop(unsafe { Box::from_raw(found) });
+                first
+            }
+        };
+    // SAFETY: leaked, never freed.
+    Ok(Some(unsafe { &*kept }))
 }
 
 /// The sonames LevelDB is installed under: Debian's first, then upstream's.
@@ -183,6 +204,11 @@ impl Drop for Handle {
     }
 }
 
+/// Held while this library walks the loaded objects: glibc does not reset the lock
+/// `dl_iterate_phdr` takes in a forked child, so no fork may happen mid-walk (see
+/// `fork`).
+pub(in super::super) static LOADER: ForkLock<()> = ForkLock::new(());
+
 /// The paths of every loaded object, in load order ("" for the program).
 fn loaded_objects() -> Result<Vec<CString>, OutOfMemory> {
     /// Pushes each object's path; stops the walk (returns 1) when memory runs out.
@@ -208,10 +234,13 @@ fn loaded_objects() -> Result<Vec<CString>, OutOfMemory> {
         }
     }
     let mut objects: Vec<CString> = Vec::new();
-    // SAFETY: the callback only reads the info it is given and pushes to `objects`,
-    // which outlives the call; no loader function is called from inside it.
-    let stopped =
-        unsafe { libc::dl_iterate_phdr(Some(collect), (&mut objects as *mut Vec<CString>).cast()) };
+    let stopped = {
+        let _walking = LOADER.lock();
+        // SAFETY: the callback only reads the info it is given and pushes to
+        // `objects`, which outlives the call; no loader function is called from
+        // inside it.
+        unsafe { libc::dl_iterate_phdr(Some(collect), (&mut objects as *mut Vec<CString>).cast()) }
+    };
     match stopped {
         0 => Ok(objects),
         _ => Err(OutOfMemory),
