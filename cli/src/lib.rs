@@ -2,6 +2,7 @@
 //! LevelDB ([`table`]), auditing their filters ([`audit`]) and reporting
 //! ([`report`]).
 
+pub mod args;
 pub mod audit;
 pub mod report;
 pub mod table;

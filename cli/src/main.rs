@@ -10,44 +10,13 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use leveldb_bloom_cli::args::{Cli, Command};
 use leveldb_bloom_cli::audit;
 use leveldb_bloom_cli::report::{Outcome, Report};
-
-#[derive(Parser)]
-#[command(
-    name = "leveldb-bloom",
-    version,
-    about = "Tools for LevelDB's bloom filters"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Proves that no key of a LevelDB database can disappear behind its filters.
-    ///
-    /// Reads every table (*.ldb, *.sst) of each database directory, or each table
-    /// file given, read-only, and checks every filter against the keys it covers.
-    /// Exit status: 0 when no key is missed and every table was read; 1 when a key
-    /// is missed or a table could not be read; 2 on a usage error.
-    Audit {
-        /// Database directories or table files.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// One JSON document on stdout instead of the text report.
-        #[arg(long)]
-        json: bool,
-        /// No progress bar.
-        #[arg(long, short)]
-        quiet: bool,
-    },
-}
 
 fn main() -> ExitCode {
     let Command::Audit { paths, json, quiet } = Cli::parse().command;
