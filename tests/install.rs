@@ -32,6 +32,9 @@ fn prefix_install_links_with_pkg_config_and_uninstalls() {
             .arg(prefix.join(format!("lib/libleveldb_bloom.so.{VERSION}"))),
     );
     assert!(!sections.contains(".debug_info"), "{sections}");
+    // The tool is built without it, as `cargo install` (which never strips) installs it.
+    let sections = common::run(Command::new("readelf").arg("-S").arg(tool()));
+    assert!(!sections.contains(".debug_info"), "{sections}");
     let pkg_config = PkgConfig::new(&[("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))]);
     assert_eq!(pkg_config.query(&["--modversion"]), VERSION);
     check_programs("prefix", &pkg_config, &prefix.join("lib"));
