@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test bench fuzz clean install uninstall plot
+.PHONY: all build header deps demo test test-deb bench fuzz clean install uninstall plot deb
 
 all: build
 
@@ -36,6 +36,13 @@ test: deps
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
 	$(CARGO) test --release --all-features --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
+	$(MAKE) --no-print-directory test-deb
+
+# The Debian packages built, checked by lintian, installed, used, purged (as root;
+# otherwise skipped, saying so): scripts/test-deb. A step of its own, after cargo's
+# tests, since it builds with cargo and installs what tests/install.rs checks too.
+test-deb: deps
+	scripts/test-deb
 
 # This library against LevelDB's own policy, in one run (under 3 minutes; BENCH_ARGS=--quick
 # for a shorter one); its floor (examples/bench_floor.rs); LevelDB databases, stock
@@ -65,7 +72,8 @@ plot:
 	$(CARGO) run --release --example fp_rate -- docs/false-positive-rate.svg
 
 # Installation, GNU style: `make && sudo make install PREFIX=/usr/local`. install only
-# copies what `make` built and never runs cargo, so nothing is compiled as root (and
+# copies what `make` built (and has the built tool write its man pages and shell
+# completions) and never runs cargo, so nothing is compiled as root (and
 # tests/install.rs can run it from inside `cargo test`, which holds cargo's lock).
 PREFIX       ?= /usr/local
 DESTDIR      ?=
@@ -74,6 +82,13 @@ includedir   ?= $(PREFIX)/include
 bindir       ?= $(PREFIX)/bin
 cmakedir     ?= $(libdir)/cmake/leveldb_bloom
 pkgconfigdir ?= $(libdir)/pkgconfig
+datarootdir  ?= $(PREFIX)/share
+man1dir      ?= $(datarootdir)/man/man1
+bashcompdir  ?= $(datarootdir)/bash-completion/completions
+# zsh's own prefix has site-functions in its fpath; Debian's packages use
+# vendor-completions (debian/rules says so).
+zshcompdir   ?= $(datarootdir)/zsh/site-functions
+fishcompdir  ?= $(datarootdir)/fish/vendor_completions.d
 # The directory holding the built libleveldb_bloom.so and .a, and the built
 # command-line tool.
 ARTIFACTS    ?= $(LIBDIR)
@@ -88,11 +103,20 @@ VERSION      := $(shell sed -n 's/^\#define LEVELDB_BLOOM_VERSION "\(.*\)"/\1/p'
 REALNAME     := libleveldb_bloom.so.$(VERSION)
 soname_of     = $(shell objdump -p $(1) 2>/dev/null | sed -n 's/^ *SONAME *//p')
 SONAME        = $(call soname_of,$(ARTIFACTS)/libleveldb_bloom.so)
-# Everything install creates, so that uninstall removes exactly that.
+# Everything install creates, so that uninstall removes exactly that: the files, and
+# the directories that did not exist before, listed in DIRS_RECORD.
 INSTALLED     = $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(call soname_of,$(DESTDIR)$(libdir)/$(REALNAME)) libleveldb_bloom.so libleveldb_bloom.a) \
                 $(addprefix $(DESTDIR)$(includedir)/,leveldb_bloom.h leveldb_bloom.hpp) \
                 $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc $(DESTDIR)$(bindir)/leveldb-bloom \
-                $(addprefix $(DESTDIR)$(cmakedir)/,leveldb_bloomConfig.cmake leveldb_bloomConfigVersion.cmake)
+                $(addprefix $(DESTDIR)$(cmakedir)/,leveldb_bloomConfig.cmake leveldb_bloomConfigVersion.cmake) \
+                $(wildcard $(DESTDIR)$(man1dir)/leveldb-bloom.1 $(DESTDIR)$(man1dir)/leveldb-bloom-*.1) \
+                $(DESTDIR)$(bashcompdir)/leveldb-bloom $(DESTDIR)$(zshcompdir)/_leveldb-bloom \
+                $(DESTDIR)$(fishcompdir)/leveldb-bloom.fish
+DIRS_RECORD  := $(datarootdir)/leveldb-bloom/installed-directories
+INSTALL_DIRS  = $(bindir) $(includedir) $(libdir) $(pkgconfigdir) $(cmakedir) $(man1dir) \
+                $(bashcompdir) $(zshcompdir) $(fishcompdir) $(patsubst %/,%,$(dir $(DIRS_RECORD)))
+# The CMake package finds the library and headers relative to itself (relocatable).
+cmake_rel     = $(shell realpath -m -s --relative-to=$(cmakedir) $(1))
 
 install:
 	@test -n "$(VERSION)" || { echo "error: include/leveldb_bloom.h has no LEVELDB_BLOOM_VERSION" >&2; exit 1; }
@@ -100,7 +124,11 @@ install:
 	  { echo "error: $(ARTIFACTS)/$$f is missing: run 'make' first" >&2; exit 1; }; done
 	@test -f $(TOOL) || { echo "error: $(TOOL) is missing: run 'make' first" >&2; exit 1; }
 	@test -n "$(SONAME)" || { echo "error: $(ARTIFACTS)/libleveldb_bloom.so has no soname" >&2; exit 1; }
-	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(bindir)
+	@created=$$(for d in $(INSTALL_DIRS); do \
+	    while [ "$$d" != / ] && [ ! -d "$(DESTDIR)$$d" ]; do echo "$$d"; d=$$(dirname "$$d"); done; \
+	  done) && install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS)) && \
+	  { cat $(DESTDIR)$(DIRS_RECORD) 2>/dev/null || true; for d in $$created; do echo "$$d"; done; } \
+	    | sort -u > $(DESTDIR)$(DIRS_RECORD).new && mv $(DESTDIR)$(DIRS_RECORD).new $(DESTDIR)$(DIRS_RECORD)
 	install -m 755 $(TOOL) $(DESTDIR)$(bindir)/leveldb-bloom
 	install -m 755 $(ARTIFACTS)/libleveldb_bloom.so $(DESTDIR)$(libdir)/$(REALNAME)
 	ln -sfn $(REALNAME) $(DESTDIR)$(libdir)/$(SONAME)
@@ -112,14 +140,33 @@ install:
 	    -e 's|@libdir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(libdir))|' \
 	    -e 's|@includedir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(includedir))|' \
 	    -e 's|@version@|$(VERSION)|' leveldb_bloom.pc.in > $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc
-	install -d $(DESTDIR)$(cmakedir)
 	for f in leveldb_bloomConfig leveldb_bloomConfigVersion; do \
-	  sed -e 's|@libdir@|$(libdir)|g' -e 's|@includedir@|$(includedir)|g' -e 's|@version@|$(VERSION)|g' \
-	    cmake/$$f.cmake.in > $(DESTDIR)$(cmakedir)/$$f.cmake; done
+	  sed -e 's|@libdir@|$(call cmake_rel,$(libdir))|g' -e 's|@includedir@|$(call cmake_rel,$(includedir))|g' \
+	    -e 's|@version@|$(VERSION)|g' cmake/$$f.cmake.in > $(DESTDIR)$(cmakedir)/$$f.cmake; done
+	$(TOOL) man-pages $(DESTDIR)$(man1dir)
+	$(TOOL) completion bash > $(DESTDIR)$(bashcompdir)/leveldb-bloom
+	$(TOOL) completion zsh > $(DESTDIR)$(zshcompdir)/_leveldb-bloom
+	$(TOOL) completion fish > $(DESTDIR)$(fishcompdir)/leveldb-bloom.fish
 
-# Removes the files install made, and the package directories it made when they are
-# left empty (not the prefix's lib, include and bin).
+# Debian packages, split as Debian splits libraries: libleveldb-bloom0 (the shared
+# library), libleveldb-bloom-dev (headers, static library, pkg-config and CMake files),
+# leveldb-bloom-tools (the tool, its man pages and completions); built by debhelper
+# (debian/) from `make install`, into target/debian. Needs debhelper and dpkg-dev.
+DEB_VERSION = $(shell dpkg-parsechangelog -SVersion)
+# debhelper's work files (dh_clean would also search all of target/ for editor backups).
+DEB_WORK    = .debhelper tmp files debhelper-build-stamp *.substvars *.debhelper.log \
+              libleveldb-bloom0 libleveldb-bloom-dev leveldb-bloom-tools
+deb: build
+	@test "$(DEB_VERSION)" = "$(VERSION)" || { echo "error: debian/changelog says $(DEB_VERSION), \
+	  the library is $(VERSION): add a debian/changelog entry (dch -v $(VERSION))" >&2; exit 1; }
+	rm -rf target/debian && mkdir -p target/debian
+	debian/rules binary
+	cd debian && rm -rf $(DEB_WORK)
+
+# Removes the files install made, and the directories it made when they are left
+# empty, deepest first; never a directory that was there before.
 uninstall:
 	rm -f $(INSTALLED)
-	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(cmakedir) $(dir $(DESTDIR)$(cmakedir)) \
-	  $(DESTDIR)$(pkgconfigdir) 2>/dev/null || true
+	@test ! -f $(DESTDIR)$(DIRS_RECORD) || { dirs=$$(sort -r $(DESTDIR)$(DIRS_RECORD)) && \
+	  rm -f $(DESTDIR)$(DIRS_RECORD) && \
+	  for d in $$dirs; do rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done; }

@@ -90,3 +90,16 @@ mod simd;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
 pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};
+
+/// This library's version, as `leveldb_bloom_version()` gives it to C.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The SIMD level this process hashes keys with, as `leveldb_bloom_simd_level()`
+/// gives it to C: `"avx512"`, `"avx2"` or `"scalar"` (see that function).
+pub fn simd_level() -> &'static str {
+    simd::SimdLevel::active()
+        .name()
+        .as_c_str()
+        .to_str()
+        .expect("the level names are ASCII")
+}

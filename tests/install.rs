@@ -32,19 +32,15 @@ fn prefix_install_links_with_pkg_config_and_uninstalls() {
             .arg(prefix.join(format!("lib/libleveldb_bloom.so.{VERSION}"))),
     );
     assert!(!sections.contains(".debug_info"), "{sections}");
+    // The tool is built without it, as `cargo install` (which never strips) installs it.
+    let sections = common::run(Command::new("readelf").arg("-S").arg(tool()));
+    assert!(!sections.contains(".debug_info"), "{sections}");
     let pkg_config = PkgConfig::new(&[("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))]);
     assert_eq!(pkg_config.query(&["--modversion"]), VERSION);
     check_programs("prefix", &pkg_config, &prefix.join("lib"));
 
     make(&["uninstall", &prefix_arg]);
-    assert_eq!(
-        files_under(&prefix),
-        BTreeMap::new(),
-        "left behind by uninstall"
-    );
-    for dir in ["lib/cmake", "lib/pkgconfig"] {
-        assert!(!prefix.join(dir).exists(), "uninstall left {dir}");
-    }
+    assert_emptied(&prefix);
 }
 
 #[test]
@@ -65,15 +61,12 @@ fn destdir_install_stages_the_final_prefix() {
     check_programs("destdir", &pkg_config, &root.join("lib"));
 
     make(&["uninstall", &destdir_arg, "PREFIX=/usr"]);
-    assert_eq!(
-        files_under(&stage),
-        BTreeMap::new(),
-        "left behind by uninstall"
-    );
+    assert_emptied(&stage);
 }
 
 /// A CMake project (`tests/cmake`) finds the installed package with
-/// `find_package(leveldb_bloom)` beside Debian's `leveldb` package: its LevelDB
+/// `find_package(leveldb_bloom)` beside Debian's `leveldb` package, after the
+/// installed tree was moved (the package finds itself relative to its file): its LevelDB
 /// programs, C and C++, listing `leveldb_bloom::leveldb_bloom` before or after
 /// `leveldb::leveldb`, run swapped (status 3, read from inside); a C program without
 /// LevelDB builds filters through the C API. Then uninstall leaves nothing behind.
@@ -82,6 +75,9 @@ fn cmake_package_keeps_the_swap_in_either_link_order() {
     let prefix = scratch_dir("cmake-prefix");
     let prefix_arg = format!("PREFIX={}", prefix.display());
     make(&["install", &prefix_arg]);
+    let moved = scratch_dir("cmake-moved");
+    fs::remove_dir(&moved).expect("an empty directory");
+    fs::rename(&prefix, &moved).expect("the installed tree moves");
     let build = scratch_dir("cmake-build");
     common::run(
         Command::new("cmake")
@@ -89,7 +85,7 @@ fn cmake_package_keeps_the_swap_in_either_link_order() {
             .arg(common::repo().join("tests/cmake"))
             .arg("-B")
             .arg(&build)
-            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", moved.display()))
             .arg(format!("-DREPO={}", common::repo().display())),
     );
     common::run(Command::new("cmake").arg("--build").arg(&build));
@@ -111,12 +107,9 @@ fn cmake_package_keeps_the_swap_in_either_link_order() {
     let shown = common::run(common::command(build.join("c_alone")).args(["10", "hello", "world"]));
     assert!(shown.contains(POLICY_NAME), "{shown}");
     let _ = fs::remove_dir_all(&build);
+    fs::rename(&moved, &prefix).expect("the installed tree moves back");
     make(&["uninstall", &prefix_arg]);
-    assert_eq!(
-        files_under(&prefix),
-        BTreeMap::new(),
-        "left behind by uninstall"
-    );
+    assert_emptied(&prefix);
 }
 
 #[test]
@@ -160,7 +153,33 @@ fn assert_layout(root: &Path) {
             Entry::File,
         ),
         ("lib/pkgconfig/leveldb_bloom.pc".to_string(), Entry::File),
+        (
+            "share/bash-completion/completions/leveldb-bloom".to_string(),
+            Entry::File,
+        ),
+        (
+            "share/zsh/site-functions/_leveldb-bloom".to_string(),
+            Entry::File,
+        ),
+        (
+            "share/fish/vendor_completions.d/leveldb-bloom.fish".to_string(),
+            Entry::File,
+        ),
+        (
+            "share/leveldb-bloom/installed-directories".to_string(),
+            Entry::File,
+        ),
     ]);
+    // One page per subcommand, as the tool writes them.
+    let pages = scratch_dir(&format!(
+        "man-pages-{}",
+        root.file_name().unwrap().to_string_lossy()
+    ));
+    common::run(Command::new(tool()).arg("man-pages").arg(&pages));
+    for page in files_under(&pages).into_keys() {
+        expected.insert(format!("share/man/man1/{page}"), Entry::File);
+    }
+    assert!(expected.contains_key("share/man/man1/leveldb-bloom-audit.1"));
     for header in ["leveldb_bloom.h", "leveldb_bloom.hpp"] {
         let committed = common::repo().join("include").join(header);
         if committed.exists() {
@@ -173,6 +192,16 @@ fn assert_layout(root: &Path) {
         }
     }
     assert_eq!(files_under(root), expected);
+}
+
+/// Uninstall left `root`, which the test made empty, empty again: no file, and no
+/// directory install made.
+fn assert_emptied(root: &Path) {
+    let left: Vec<_> = fs::read_dir(root)
+        .expect("the scratch directory stays")
+        .map(|entry| entry.expect("directory entry").path())
+        .collect();
+    assert_eq!(left, Vec::<PathBuf>::new(), "left behind by uninstall");
 }
 
 /// Builds and runs `examples/installed.c` against the installed library, shared and
@@ -265,17 +294,22 @@ impl PkgConfig {
 /// command-line tool (built by `cargo test --workspace`) beside it.
 fn make(args: &[&str]) {
     let artifacts = format!("ARTIFACTS={}", common::lib_dir().display());
+    common::run(
+        make_command(args)
+            .arg(artifacts)
+            .arg(format!("TOOL={}", tool().display())),
+    );
+}
+
+/// The command-line tool of this test run's build.
+fn tool() -> PathBuf {
     let tool = common::lib_dir().parent().unwrap().join("leveldb-bloom");
     assert!(
         tool.exists(),
         "{} missing: run cargo test --workspace",
         tool.display()
     );
-    common::run(
-        make_command(args)
-            .arg(artifacts)
-            .arg(format!("TOOL={}", tool.display())),
-    );
+    tool
 }
 
 fn make_command(args: &[&str]) -> Command {
@@ -307,7 +341,7 @@ enum Entry {
 }
 
 /// Every file and symbolic link under `root`, by relative path (directories are
-/// not listed: uninstall leaves a prefix's directories in place).
+/// not listed).
 fn files_under(root: &Path) -> BTreeMap<String, Entry> {
     let mut found = BTreeMap::new();
     let mut pending = vec![root.to_path_buf()];

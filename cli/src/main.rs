@@ -10,50 +10,46 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use leveldb_bloom_cli::args::{Cli, Command};
 use leveldb_bloom_cli::audit;
+use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::report::{Outcome, Report};
 
-#[derive(Parser)]
-#[command(
-    name = "leveldb-bloom",
-    version,
-    about = "Tools for LevelDB's bloom filters"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Proves that no key of a LevelDB database can disappear behind its filters.
-    ///
-    /// Reads every table (*.ldb, *.sst) of each database directory, or each table
-    /// file given, read-only, and checks every filter against the keys it covers.
-    /// Exit status: 0 when no key is missed and every table was read; 1 when a key
-    /// is missed or a table could not be read; 2 on a usage error.
-    Audit {
-        /// Database directories or table files.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// One JSON document on stdout instead of the text report.
-        #[arg(long)]
-        json: bool,
-        /// No progress bar.
-        #[arg(long, short)]
-        quiet: bool,
-    },
-}
-
 fn main() -> ExitCode {
-    let Command::Audit { paths, json, quiet } = Cli::parse().command;
+    let command = Cli::command().long_version(long_version());
+    let matches = Generate::augment_subcommands(command).get_matches();
+    if matches
+        .subcommand_name()
+        .is_some_and(Generate::has_subcommand)
+    {
+        return Generate::from_arg_matches(&matches).map_or_else(|e| e.exit(), Generate::run);
+    }
+    let Command::Audit { paths, json, quiet } = Cli::from_arg_matches(&matches)
+        .unwrap_or_else(|e| e.exit())
+        .command;
+    audit_paths(&paths, json, quiet)
+}
+
+/// What `--version` prints after the name: this tool's version, the version of the
+/// library it was built with, and the SIMD level the library uses on this CPU.
+fn long_version() -> String {
+    format!(
+        "{}\nlibrary: leveldb-bloom {}\nSIMD level: {}",
+        env!("CARGO_PKG_VERSION"),
+        leveldb_bloom::VERSION,
+        leveldb_bloom::simd_level()
+    )
+}
+
+/// Audits the tables of `paths` and prints the report.
+fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool) -> ExitCode {
     let mut report = Report::default();
     let mut tables = Vec::new();
-    for path in &paths {
+    for path in paths {
         match table_files(path) {
             Ok(files) if files.is_empty() => report
                 .notes
