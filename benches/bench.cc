@@ -36,6 +36,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <thread>
 #include <vector>
 
 using namespace bench;
@@ -215,20 +216,58 @@ struct Bench {
   // Builds are timed, like the queries, over passes of at least kMinQueries keys in
   // all (one build of 1,000 keys is a single 20 us call, too short to time alone);
   // each side releases every filter it builds, as LevelDB's table builder does.
-  void create_filter(const KeySet& keys, std::string* leveldb_filter) {
-    const size_t passes = std::max<size_t>(1, (kMinQueries + keys.size() - 1) / keys.size());
-    std::string ours_filter;
-    auto run_ours = [&] {
+  // Passes over `keys` for a timed run of at least kMinQueries keys.
+  static size_t passes_over(const KeySet& keys) {
+    return std::max<size_t>(1, (kMinQueries + keys.size() - 1) / keys.size());
+  }
+
+  // Our side of a create_filter row: ns per key of `passes` builds, the last one
+  // kept in `*built`.
+  auto ours_create(const KeySet& keys, size_t passes, std::string* built) {
+    return [this, &keys, passes, built] {
       uint64_t start = now_ns();
       for (size_t pass = 0; pass < passes; pass++) {
         size_t length = 0;
         char* filter = ours.create_filter(our_policy, keys.pointers.data(), keys.lengths.data(),
                                           int(keys.size()), &length);
-        if (pass + 1 == passes) ours_filter.assign(filter, length);
+        if (pass + 1 == passes) built->assign(filter, length);
         std::free(filter);
       }
       return double(now_ns() - start) / (passes * keys.size());
     };
+  }
+
+  // Our side of a query row, one key per call: ns per key, answers in `*got`.
+  auto ours_single(const KeySet& queries, size_t passes, const std::string& filter,
+                   std::vector<uint8_t>* got) {
+    return [this, &queries, passes, &filter, got] {
+      uint64_t start = now_ns();
+      for (size_t pass = 0; pass < passes; pass++)
+        for (size_t i = 0; i < queries.size(); i++)
+          (*got)[i] = ours.key_may_match(our_policy, queries.pointers[i], queries.lengths[i],
+                                         filter.data(), filter.size());
+      return double(now_ns() - start) / (passes * queries.size());
+    };
+  }
+
+  // Our side of a query row, kBatch keys per call.
+  auto ours_batch(const KeySet& queries, size_t passes, const std::string& filter,
+                  std::vector<uint8_t>* got) {
+    return [this, &queries, passes, &filter, got] {
+      uint64_t start = now_ns();
+      for (size_t pass = 0; pass < passes; pass++)
+        for (size_t i = 0; i < queries.size(); i += kBatch)
+          ours.key_may_match_batch(our_policy, &queries.pointers[i], &queries.lengths[i],
+                                   std::min(kBatch, queries.size() - i), filter.data(),
+                                   filter.size(), &(*got)[i]);
+      return double(now_ns() - start) / (passes * queries.size());
+    };
+  }
+
+  void create_filter(const KeySet& keys, std::string* leveldb_filter) {
+    const size_t passes = passes_over(keys);
+    std::string ours_filter;
+    auto run_ours = ours_create(keys, passes, &ours_filter);
     auto run_leveldb = [&] {
       uint64_t start = now_ns();
       for (size_t pass = 0; pass < passes; pass++) {
@@ -247,7 +286,7 @@ struct Bench {
   // One key per call, and ours in batches, against LevelDB one key per call.
   void key_may_match(const char* what, const KeySet& queries, size_t n,
                      const std::string& filter, bool present) {
-    const size_t passes = std::max<size_t>(1, (kMinQueries + queries.size() - 1) / queries.size());
+    const size_t passes = passes_over(queries);
     const size_t total = passes * queries.size();
     const leveldb::Slice filter_slice(filter);
     std::vector<uint8_t> expected(queries.size()), got(queries.size());
@@ -258,23 +297,8 @@ struct Bench {
           expected[i] = leveldb_policy->KeyMayMatch(queries.slices[i], filter_slice);
       return double(now_ns() - start) / total;
     };
-    auto run_single = [&] {
-      uint64_t start = now_ns();
-      for (size_t pass = 0; pass < passes; pass++)
-        for (size_t i = 0; i < queries.size(); i++)
-          got[i] = ours.key_may_match(our_policy, queries.pointers[i], queries.lengths[i],
-                                      filter.data(), filter.size());
-      return double(now_ns() - start) / total;
-    };
-    auto run_batch = [&] {
-      uint64_t start = now_ns();
-      for (size_t pass = 0; pass < passes; pass++)
-        for (size_t i = 0; i < queries.size(); i += kBatch)
-          ours.key_may_match_batch(our_policy, &queries.pointers[i], &queries.lengths[i],
-                                   std::min(kBatch, queries.size() - i), filter.data(),
-                                   filter.size(), &got[i]);
-      return double(now_ns() - start) / total;
-    };
+    auto run_single = ours_single(queries, passes, filter, &got);
+    auto run_batch = ours_batch(queries, passes, filter, &got);
     auto check = [&](const char* path) {
       return [&, path] {
         if (got != expected) fail(std::string(path) + " " + what + " answers differ");
@@ -289,6 +313,58 @@ struct Bench {
             run_leveldb, check("one key per call:"));
     compare(std::string("batch ") + what, length, n, runs(total), to_floor, run_batch,
             run_leveldb, check("batch:"));
+  }
+
+  // `run` with filter statistics on against `run` with them off, alternated: the
+  // cost of counting (ratio off ÷ on; 1.00 is free).
+  template <typename Run>
+  void counted(const std::string& operation, size_t key_length, size_t n, size_t keys_per_run,
+               Run run) {
+    auto on = [&] {
+      ours.stats_enable(1);
+      double ns = run();
+      ours.stats_enable(0);
+      return ns;
+    };
+    compare(operation, key_length, n, runs(keys_per_run), 0, on, run, [] {});
+  }
+
+  // The cost of filter statistics on building and querying `n` keys of
+  // `key_length` bytes, one thread.
+  void statistics(size_t key_length, size_t n, const KeySet& absent) {
+    KeySet keys(n, key_length, 0x5eed0000 + n + key_length);
+    std::string filter, built;
+    leveldb_policy->CreateFilter(keys.slices.data(), int(keys.size()), &filter);
+    std::vector<uint8_t> got(std::max(keys.size(), absent.size()));
+    const size_t passes = passes_over(keys), absent_passes = passes_over(absent);
+    counted("create_filter", key_length, n, passes * n, ours_create(keys, passes, &built));
+    counted("key_may_match present", key_length, n, passes * n,
+            ours_single(keys, passes, filter, &got));
+    counted("key_may_match absent", key_length, n, absent_passes * absent.size(),
+            ours_single(absent, absent_passes, filter, &got));
+    counted("batch present", key_length, n, passes * n, ours_batch(keys, passes, filter, &got));
+  }
+
+  // The cost of filter statistics when `threads` threads query one filter at once,
+  // one key per call: ns per key of each thread, the threads' slowest.
+  void statistics_threads(int threads, size_t key_length, size_t n) {
+    KeySet keys(n, key_length, 0x5eed0000 + n + key_length);
+    std::string filter;
+    leveldb_policy->CreateFilter(keys.slices.data(), int(keys.size()), &filter);
+    const size_t passes = passes_over(keys);
+    auto run = [&] {
+      std::vector<double> ns(size_t(threads), 0);
+      std::vector<std::thread> running;
+      for (int t = 0; t < threads; t++)
+        running.emplace_back([&, t] {
+          std::vector<uint8_t> got(keys.size());
+          ns[size_t(t)] = ours_single(keys, passes, filter, &got)();
+        });
+      for (std::thread& thread : running) thread.join();
+      return *std::max_element(ns.begin(), ns.end());
+    };
+    counted("key_may_match present, " + std::to_string(threads) + " threads", key_length, n,
+            passes * n, run);
   }
 
   // The floor, then every row, for `n` keys of `key_length` bytes; returns the floor.
@@ -397,6 +473,17 @@ int main(int argc, char** argv) {
     Bench{ours, our_policy, leveldb_policy, quick, floors[{16, 1000}]}.key_may_match(
         "present, after 100k policy create/destroy", keys, keys.size(), filter, true);
   }
+  std::printf("\nfilter statistics (leveldb_bloom_stats_enable): ours with counting on "
+              "against ours with it off, alternated; ratio off ÷ on (1.00: no cost)\n");
+  std::printf("%-26s %5s %9s  %-24s %-24s %-22s\n", "operation", "key", "n", "on ns/key",
+              "off ns/key", "off ÷ on");
+  for (size_t key_length : {16, 100}) {
+    KeySet absent(kMinQueries, key_length, 0xab5e47 + key_length);
+    for (size_t n : {size_t(1000), size_t(100000)})
+      Bench{ours, our_policy, leveldb_policy, quick, {}}.statistics(key_length, n, absent);
+  }
+  for (int threads : {1, 2, 4})
+    Bench{ours, our_policy, leveldb_policy, quick, {}}.statistics_threads(threads, 16, 1000);
   database(argv[0], library, quick);
 
   ours.policy_destroy(our_policy);

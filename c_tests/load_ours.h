@@ -58,6 +58,7 @@ struct Ours {
   decltype(&leveldb_bloom_write_filter) write_filter = nullptr;
   decltype(&leveldb_bloom_swap_status) swap_status = nullptr;
   decltype(&leveldb_bloom_simd_level) simd_level = nullptr;
+  decltype(&leveldb_bloom_stats_enable) stats_enable = nullptr;
 
   Ours() = default;
 
@@ -85,6 +86,7 @@ struct Ours {
     find(library, "leveldb_bloom_write_filter", ours, &write_filter);
     find(library, "leveldb_bloom_swap_status", ours, &swap_status);
     find(library, "leveldb_bloom_simd_level", ours, &simd_level);
+    find(library, "leveldb_bloom_stats_enable", ours, &stats_enable);
 
     const std::string leveldb = object_of(reinterpret_cast<void*>(&leveldb::NewBloomFilterPolicy));
     void* global = dlsym(RTLD_DEFAULT, "_ZN7leveldb20NewBloomFilterPolicyEi");

@@ -54,6 +54,40 @@ typedef struct leveldb_filterpolicy_t leveldb_filterpolicy_t;
 // own `leveldb_filterpolicy_create_bloom` included), is this library's.
 #define LEVELDB_BLOOM_SWAP_CXX_API 2
 
+// Filter statistics of this process, as `leveldb_bloom_stats` fills them in.
+//
+// Set `size` to `sizeof(leveldb_bloom_stats_t)` before the call: the library writes
+// only the fields that fit in `size` bytes, so a program built against this header
+// keeps working with a later library that has more fields.
+//
+// A LevelDB `Get` asks one filter per table it looks in (a table holds one filter
+// per 2 KiB of its data); every "absent" answer is a data-block read saved.
+typedef struct {
+  // `sizeof(leveldb_bloom_stats_t)` as the caller knows it; set by the caller.
+  size_t size;
+  // Keys asked about, one per one-key query and one per key of a batch.
+  uint64_t queries;
+  // Queries answered "absent": data-block reads saved.
+  uint64_t absent;
+  // Queries answered "may match": present keys and false positives.
+  uint64_t may_match;
+  // Queries answered by rule rather than by the filter's bits (a filter shorter
+  // than 2 bytes: absent; k of 0 or above 30: may match); included above.
+  uint64_t by_rule;
+  // Filters built.
+  uint64_t filters_built;
+  // Keys added to the filters built, duplicates included.
+  uint64_t keys_added;
+  // Bytes of the filters built, k byte included.
+  uint64_t filter_bytes;
+  // Of `queries`: those of legacy-format policies ("leveldb.BuiltinBloomFilter").
+  uint64_t legacy_queries;
+  // Of `absent`: those of legacy-format policies.
+  uint64_t legacy_absent;
+  // Of `filters_built`: those of legacy-format policies.
+  uint64_t legacy_filters_built;
+} leveldb_bloom_stats_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -306,6 +340,23 @@ int leveldb_bloom_swap_status(void);
 // # Safety
 // As for `leveldb_bloom_policy_name`.
 const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
+
+// Turns counting on (`enable` non-zero) or off (0) for the whole process. Off
+// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set when
+// the library was loaded. Counts are kept while off.
+void leveldb_bloom_stats_enable(int enable);
+
+// Fills `*out` with the counts so far, all threads' added up, writing only the
+// fields that fit in `out->size` bytes (`size` itself is left as it is). Returns 0,
+// or -1 when `out` is NULL or `out->size` holds no field beyond `size`.
+//
+// # Safety
+// `out` must be NULL or point to `out->size` writable bytes.
+int leveldb_bloom_stats(leveldb_bloom_stats_t *out);
+
+// Sets every count to 0. Best called while no other thread is querying: a query
+// counted at that moment may survive the reset.
+void leveldb_bloom_stats_reset(void);
 
 #ifdef __cplusplus
 }  // extern "C"

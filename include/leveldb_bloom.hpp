@@ -26,6 +26,9 @@
 //   leveldb_bloom::NewLegacyBloomFilterPolicy(bits_per_key), used the same way, read
 //   the filters those wrote and write filters all of them read.
 //
+// - Filter statistics: leveldb_bloom::enable_stats(), leveldb_bloom::stats() (how many
+//   filter queries, how many answered "absent", filters built...), reset_stats().
+//
 // Link with -lleveldb_bloom (and -lleveldb for the second), in either order.
 #ifndef LEVELDB_BLOOM_HPP
 #define LEVELDB_BLOOM_HPP
@@ -185,6 +188,22 @@ class Policy {
   };
   std::unique_ptr<leveldb_filterpolicy_t, Deleter> ptr_;
 };
+
+/// Filter statistics of this process (see leveldb_bloom_stats_t in leveldb_bloom.h):
+/// every thread's counts added up. Counting is off until enable_stats() is called or
+/// the environment variable LEVELDB_BLOOM_STATS is set.
+inline leveldb_bloom_stats_t stats() {
+  leveldb_bloom_stats_t counts = leveldb_bloom_stats_t();
+  counts.size = sizeof counts;
+  leveldb_bloom_stats(&counts);
+  return counts;
+}
+
+/// Turns counting on, or off with `false`; counts are kept while off.
+inline void enable_stats(bool on = true) { leveldb_bloom_stats_enable(on ? 1 : 0); }
+
+/// Sets every count to 0.
+inline void reset_stats() { leveldb_bloom_stats_reset(); }
 
 #if LEVELDB_BLOOM_WITH_LEVELDB
 

@@ -10,6 +10,7 @@ mod probe;
 use crate::format::{Format, MATCH_ALL_FILTER, MAX_PROBES, MIN_BITS};
 use crate::reduce::BitCount;
 use crate::simd::SimdLevel;
+use crate::stats;
 pub use filter::Filter;
 use probe::set_all;
 
@@ -181,10 +182,12 @@ impl BloomFilterPolicy {
         let (k_byte, array) = out.split_last_mut().ok_or(WrongFilterLength)?;
         *k_byte = self.num_probes;
         array.fill(0);
+        let num_keys = keys.len();
         match self.format {
             Format::Current => batch::add_keys(keys, array, self.num_probes, level),
             Format::Legacy => legacy::add_keys_both_readings(keys, array, self.num_probes),
         }
+        stats::record_build(self.format, num_keys as u64, out.len() as u64);
         Ok(())
     }
 
@@ -243,7 +246,8 @@ impl BloomFilterPolicy {
         I::IntoIter: ExactSizeIterator,
     {
         let hashes = hashes.into_iter();
-        if self.filter_len(hashes.len()) != Some(out.len()) {
+        let num_keys = hashes.len();
+        if self.filter_len(num_keys) != Some(out.len()) {
             return Err(WrongFilterLength);
         }
         let (k_byte, array) = out.split_last_mut().ok_or(WrongFilterLength)?;
@@ -253,6 +257,7 @@ impl BloomFilterPolicy {
             BitCount::Small(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
             BitCount::Huge(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
         }
+        stats::record_build(self.format, num_keys as u64, out.len() as u64);
         Ok(())
     }
 

@@ -87,6 +87,7 @@ mod reduce;
 #[cfg(feature = "rusty-leveldb")]
 mod rusty;
 mod simd;
+pub mod stats;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
 pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};

@@ -426,3 +426,61 @@ fn demo_and_stock_reader_agree() {
     let shown = common::run(Command::new(reader).arg(dir.path()));
     assert!(shown.contains("200000 of 200000 keys read back"), "{shown}");
 }
+
+/// The counts of a `LEVELDB_BLOOM_STATS` summary line: (queries, absent, may match,
+/// filters built).
+fn summary_counts(line: &str) -> (u64, u64, u64, u64) {
+    let number_before = |label: &str| -> u64 {
+        let end = line
+            .find(label)
+            .unwrap_or_else(|| panic!("no {label:?} in {line}"));
+        line[..end]
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("no count before {label:?} in {line}"))
+    };
+    (
+        number_before(" filter queries"),
+        number_before(" answered absent"),
+        number_before(" may match"),
+        number_before(" filters built"),
+    )
+}
+
+/// Filter statistics of unmodified LevelDB programs (`LEVELDB_BLOOM_STATS=FILE`), C
+/// and C++ API, preloaded and relinked: the summary written at exit counts exactly
+/// the filter queries, "absent" answers and filters built that the counting shim
+/// saw LevelDB ask of this library's policies.
+#[test]
+fn filter_statistics_equal_the_calls_leveldb_made() {
+    for (stock, relinked) in [(C_STOCK, C_RELINKED), (CXX_STOCK, CXX_RELINKED)] {
+        let source = stock.sources[0];
+        let (stock, relinked) = (stock.build(false), relinked.build(false));
+        let (db, _) = write(&stock, Swap::None);
+        for (exe, swap) in [(&stock, Swap::Preload), (&relinked, Swap::None)] {
+            for (mode, dir) in [("read", &db), ("write", &Scratch::new())] {
+                let scratch = Scratch::new();
+                std::fs::create_dir_all(scratch.dir()).expect("a scratch directory");
+                let file = scratch.dir().join("stats");
+                let file = file.to_str().expect("a UTF-8 path");
+                let run = run(exe, swap, mode, dir, KEYS, &[("LEVELDB_BLOOM_STATS", file)]);
+                assert_swapped(&run);
+                let summary = std::fs::read_to_string(file).expect("the summary file");
+                let (queries, absent, may_match, built) = summary_counts(&summary);
+                let what = format!("{source} {swap:?} {mode}: {summary}");
+                print!("{what}");
+                assert_eq!(queries, run.count("key_may_match"), "{what}");
+                assert_eq!(absent, run.count("said_no"), "{what}");
+                assert_eq!(queries, absent + may_match, "{what}");
+                assert_eq!(built, run.count("create_filter"), "{what}");
+                if mode == "read" {
+                    let (_, absent_keys) = run.read_counts();
+                    assert!(absent * 100 >= absent_keys * 95, "{what}");
+                }
+            }
+        }
+    }
+}

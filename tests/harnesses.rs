@@ -149,6 +149,19 @@ harnesses! {
             .expect("200 children passed, 0 hung").then(|out| print!("{out}")),
     }
 
+    /// Filter statistics counted by 8 threads building and querying at once are
+    /// exact, and the struct's size rules hold.
+    stats_threads: harness("stats_threads", "stats_threads", C99, &["c_tests/stats_threads.c"], &["-pthread", BLOOM]) => {
+        plain: plain().then(|out| print!("{out}")),
+        helgrind: helgrind().then(|out| print!("helgrind: {out}")),
+    }
+
+    /// Filter statistics through the C++ header: equal to the calls LevelDB made,
+    /// as a wrapping policy recorded them.
+    stats_cxx: harness("stats_cxx", "stats_cxx", Cxx11, &["c_tests/stats_cxx.cc"], &[BLOOM, "-lleveldb"]) => {
+        plain: plain().args(&["{dir}"]).then(|out| print!("{out}")),
+    }
+
     /// A LevelDB database using the library through the swap: every read right under
     /// a writer, concurrent readers and compactions; and when its filters cannot be
     /// allocated (the failmalloc shim), down to even the 2-byte match-all filter

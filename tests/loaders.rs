@@ -316,3 +316,66 @@ fn python_multiprocessing_workers_forked_during_policy_churn() {
         );
     }
 }
+
+/// The summary `LEVELDB_BLOOM_STATS=FILE` makes this library write at exit, from a
+/// Python program run with it preloaded: `script` with `args`.
+fn python_stats_summary(args: &[&str]) -> String {
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.dir()).expect("a scratch directory");
+    let file = scratch.dir().join("stats");
+    succeed(
+        Command::new(PYTHON)
+            .args(args)
+            .env("LD_PRELOAD", lib_path())
+            .env("LEVELDB_BLOOM_STATS", &file),
+    );
+    std::fs::read_to_string(&file).expect("the summary was written at exit")
+}
+
+/// Filter statistics of an unmodified plyvel program: reading every key of a
+/// database and as many absent ones, the filters answered "absent" for nearly every
+/// absent key, and the summary says so.
+#[test]
+fn python_plyvel_filter_statistics_at_exit() {
+    let db = Scratch::new();
+    python("plyvel", "write", &db, false);
+    let script = common::repo().join("tests/loaders/python_db.py");
+    let script = script.to_str().unwrap();
+    let summary = python_stats_summary(&[script, "plyvel", "read", db.path()]);
+    print!("{summary}");
+    let count = |label: &str| -> u64 {
+        let end = summary.find(label).expect(label);
+        summary[..end]
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .expect(label)
+    };
+    let (queries, absent) = (count(" filter queries"), count(" answered absent"));
+    // python_db.py reads 18,000 present keys and about 20,000 absent ones.
+    assert!(queries >= 36_000, "{summary}");
+    assert!(absent >= 19_000, "{summary}");
+    assert!(summary.contains(" 0 filters built"), "{summary}");
+}
+
+/// A program whose tables carry no filters, read with the bloom policy set: the
+/// policy's filters are never queried, and the summary says so.
+#[test]
+fn python_plyvel_statistics_show_filters_never_queried() {
+    let db = Scratch::new();
+    let program = "import plyvel, sys\n\
+        db = plyvel.DB(sys.argv[1], create_if_missing=True)\n\
+        for i in range(20000): db.put(b'key%d' % i, b'value')\n\
+        db.compact_range(); db.close()\n\
+        db = plyvel.DB(sys.argv[1], bloom_filter_bits=10)\n\
+        assert all(db.get(b'absent%d' % i) is None for i in range(1000))\n\
+        db.close()\n";
+    let summary = python_stats_summary(&["-c", program, db.path()]);
+    print!("{summary}");
+    assert!(summary.contains(": 0 filter queries"), "{summary}");
+    assert!(
+        summary.contains("no filter was built or queried"),
+        "{summary}"
+    );
+}

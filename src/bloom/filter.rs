@@ -5,6 +5,7 @@ use super::probe::Probes;
 use crate::format::{Format, MAX_PROBES};
 use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
+use crate::stats;
 
 /// A filter's bytes, decoded once for any number of queries.
 ///
@@ -22,6 +23,8 @@ use crate::simd::SimdLevel;
 #[derive(Clone, Copy, Debug)]
 pub struct Filter<'a> {
     answer: Answer<'a>,
+    /// What the statistics count its queries under.
+    format: Format,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -45,7 +48,10 @@ impl<'a> Filter<'a> {
             Some((&k, _)) if k == 0 || k > MAX_PROBES => Answer::Always,
             Some((&num_probes, array)) => Answer::Probe(Probes { array, num_probes }),
         };
-        Self { answer }
+        Self {
+            answer,
+            format: Format::Current,
+        }
     }
 
     /// Decodes a filter of `format`: [`new`](Self::new) for [`Format::Current`]; for
@@ -53,12 +59,11 @@ impl<'a> Filter<'a> {
     /// reading.
     #[inline(always)]
     pub fn with_format(filter: &'a [u8], format: Format) -> Self {
-        match (Self::new(filter).answer, format) {
-            (Answer::Probe(probes), Format::Legacy) => Self {
-                answer: Answer::ProbeEitherReading(probes),
-            },
-            (answer, _) => Self { answer },
-        }
+        let answer = match (Self::new(filter).answer, format) {
+            (Answer::Probe(probes), Format::Legacy) => Answer::ProbeEitherReading(probes),
+            (answer, _) => answer,
+        };
+        Self { answer, format }
     }
 
     /// Whether `key` (any byte string: `&[u8]`, `&str`, `Vec<u8>`…) may have been
@@ -74,7 +79,16 @@ impl<'a> Filter<'a> {
     #[inline(always)]
     pub fn may_contain(&self, key: impl AsRef<[u8]>) -> bool {
         let key = key.as_ref();
-        self.may_contain_hashed(key, bloom_hash(key))
+        let answer = self.may_contain_hashed(key, bloom_hash(key));
+        stats::record_query(self.format, answer, self.by_rule());
+        answer
+    }
+
+    /// Whether this filter's answers come from a rule rather than its bits: shorter
+    /// than two bytes ("absent"), or k = 0 or above 30 ("may match").
+    #[inline(always)]
+    pub(crate) fn by_rule(&self) -> bool {
+        matches!(self.answer, Answer::Never | Answer::Always)
     }
 
     /// [`may_contain`](Self::may_contain) for a key whose [`bloom_hash`] is `h`
@@ -128,7 +142,7 @@ impl<'a> Filter<'a> {
     pub fn may_contain_batch<K, T>(&self, keys: &[K], results: &mut [T])
     where
         K: AsRef<[u8]>,
-        T: From<bool>,
+        T: From<bool> + PartialEq,
     {
         assert_eq!(keys.len(), results.len(), "one result per key");
         let keys = keys.iter().map(AsRef::as_ref);
@@ -137,6 +151,28 @@ impl<'a> Filter<'a> {
 
     /// The batch query at a given SIMD level; `results` as long as `keys`.
     pub(crate) fn may_contain_each<'k, T>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        results: &mut [T],
+        level: SimdLevel,
+    ) where
+        T: From<bool> + PartialEq,
+    {
+        self.answer_each(keys, results, level);
+        if stats::enabled() {
+            let absent = results.iter().filter(|&r| *r == T::from(false)).count();
+            let by_rule = if self.by_rule() { results.len() } else { 0 };
+            stats::record_batch(
+                self.format,
+                results.len() as u64,
+                absent as u64,
+                by_rule as u64,
+            );
+        }
+    }
+
+    /// [`may_contain_each`](Self::may_contain_each)'s answers.
+    fn answer_each<'k, T>(
         &self,
         keys: impl Iterator<Item = &'k [u8]>,
         results: &mut [T],

@@ -3,3 +3,4 @@
 
 mod filters;
 mod policies;
+mod stats;

@@ -12,6 +12,7 @@ mod fork;
 mod fork_lock;
 mod handle;
 mod ops;
+mod stats_report;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

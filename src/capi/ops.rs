@@ -13,6 +13,7 @@ use super::leveldb_filterpolicy_t;
 use crate::bloom::{BloomFilterPolicy, Filter};
 use crate::format::{Format, MATCH_ALL_FILTER};
 use crate::hash::bloom_hash;
+use crate::stats;
 
 /// The name of `bloom`'s filter format, as a static C string.
 pub(crate) fn name_of(bloom: &BloomFilterPolicy) -> &'static CStr {
@@ -131,17 +132,25 @@ pub(crate) unsafe fn key_may_match<'p>(
     // Every policy answers "may match" when the key's probes are all set under the
     // current format's reading: that format answers so, the legacy one tries this
     // reading first, and an unknown policy answers 1 anyway. So the policy is looked
-    // up only to confirm a "no", and a present key never waits for it.
-    if Filter::new(filter).may_contain_hashed(key, h) {
+    // up only to confirm a "no" (or to count the answer under its format), and a
+    // present key never waits for it.
+    let current = Filter::new(filter);
+    let current_says_yes = current.may_contain_hashed(key, h);
+    if current_says_yes && !stats::enabled() {
         return 1;
     }
-    match policy().map(|policy| policy.bloom.format()) {
-        Some(Format::Current) => 0,
-        Some(Format::Legacy) => Filter::with_format(filter, Format::Legacy)
-            .may_contain_hashed(key, h)
-            .into(),
-        None => 1,
-    }
+    let Some(format) = policy().map(|policy| policy.bloom.format()) else {
+        return 1;
+    };
+    let answer = current_says_yes
+        || match format {
+            Format::Current => false,
+            Format::Legacy => {
+                Filter::with_format(filter, Format::Legacy).may_contain_hashed(key, h)
+            }
+        };
+    stats::record_query(format, answer, current.by_rule());
+    answer.into()
 }
 
 /// A policy handle of this library's own: never a LevelDB object; NULL when memory

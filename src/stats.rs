@@ -1,0 +1,266 @@
+//! Filter statistics: how often filters were asked, and what they answered, in
+//! this process. Off until [`enable`]d; then each thread counts into a slot of its
+//! own (plain loads and stores, no lock prefix, no cache line shared with another
+//! counting thread), and [`snapshot`] adds the slots up.
+//!
+//! A LevelDB `Get` asks one filter per table it looks in (a table has one filter per
+//! 2 KiB of its data); each "absent" answer is a data-block read saved.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::format::Format;
+
+/// The counts of one filter format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Keys asked about, one per one-key query and one per key of a batch.
+    pub queries: u64,
+    /// Queries answered "absent": each one a data-block read LevelDB saved.
+    pub absent: u64,
+    /// Queries answered "may match" (present keys and false positives).
+    pub may_match: u64,
+    /// Queries of a filter answered by rule rather than by its bits: shorter than 2
+    /// bytes ("absent"), or k = 0 or above 30 ("may match"). Included in the above.
+    pub by_rule: u64,
+    /// Filters built.
+    pub filters_built: u64,
+    /// Keys added to the filters built (duplicates included).
+    pub keys_added: u64,
+    /// Bytes of the filters built, k byte included.
+    pub filter_bytes: u64,
+}
+
+/// The counts of both formats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// `leveldb.BuiltinBloomFilter2`, LevelDB ≥ 1.18's.
+    pub current: Counts,
+    /// `leveldb.BuiltinBloomFilter`, goleveldb's and LevelDB < 1.18's.
+    pub legacy: Counts,
+}
+
+impl Stats {
+    /// Both formats' counts added up.
+    pub fn total(&self) -> Counts {
+        let (a, b) = (self.current, self.legacy);
+        Counts {
+            queries: a.queries + b.queries,
+            absent: a.absent + b.absent,
+            may_match: a.may_match + b.may_match,
+            by_rule: a.by_rule + b.by_rule,
+            filters_built: a.filters_built + b.filters_built,
+            keys_added: a.keys_added + b.keys_added,
+            filter_bytes: a.filter_bytes + b.filter_bytes,
+        }
+    }
+}
+
+/// One counter of one format.
+#[derive(Clone, Copy)]
+enum Counter {
+    Queries,
+    Absent,
+    MayMatch,
+    ByRule,
+    FiltersBuilt,
+    KeysAdded,
+    FilterBytes,
+}
+
+const PER_FORMAT: usize = 7;
+
+/// Index of `counter` of `format` in a slot.
+#[inline(always)]
+fn index(format: Format, counter: Counter) -> usize {
+    let base = match format {
+        Format::Current => 0,
+        Format::Legacy => PER_FORMAT,
+    };
+    base + counter as usize
+}
+
+/// One thread's counters, alone on their cache lines.
+#[repr(align(128))]
+struct Slot([AtomicU64; 2 * PER_FORMAT]);
+
+impl Slot {
+    const fn new() -> Self {
+        Self([const { AtomicU64::new(0) }; 2 * PER_FORMAT])
+    }
+}
+
+/// Threads that count at once, each in a slot of its own; more share [`SHARED`].
+const SLOTS: usize = 256;
+static SLOT: [Slot; SLOTS] = [const { Slot::new() }; SLOTS];
+/// Which slots a live thread owns: bit i of word i / 64.
+static OWNED: [AtomicU64; SLOTS / 64] = [const { AtomicU64::new(0) }; SLOTS / 64];
+/// The counters of threads that found every slot taken: atomic adds.
+static SHARED: Slot = Slot::new();
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Starts counting (in every thread).
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Stops counting; the counts so far are kept.
+pub fn disable() {
+    ENABLED.store(false, Ordering::Relaxed);
+}
+
+/// Whether counting is on.
+#[inline(always)]
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// The counts so far, all threads' added up. A thread counting at that moment may
+/// or may not have its latest query included.
+pub fn snapshot() -> Stats {
+    let sum = |i: usize| -> u64 {
+        SLOT.iter()
+            .chain([&SHARED])
+            .map(|slot| slot.0[i].load(Ordering::Relaxed))
+            .fold(0u64, u64::wrapping_add)
+    };
+    let counts = |format| Counts {
+        queries: sum(index(format, Counter::Queries)),
+        absent: sum(index(format, Counter::Absent)),
+        may_match: sum(index(format, Counter::MayMatch)),
+        by_rule: sum(index(format, Counter::ByRule)),
+        filters_built: sum(index(format, Counter::FiltersBuilt)),
+        keys_added: sum(index(format, Counter::KeysAdded)),
+        filter_bytes: sum(index(format, Counter::FilterBytes)),
+    };
+    Stats {
+        current: counts(Format::Current),
+        legacy: counts(Format::Legacy),
+    }
+}
+
+/// Sets every count to 0. Meant for a quiet moment: a thread counting meanwhile may
+/// write back a count it read before the reset.
+pub fn reset() {
+    for slot in SLOT.iter().chain([&SHARED]) {
+        for counter in &slot.0 {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// This thread's slot, held until the thread exits.
+struct Owned(Option<usize>);
+
+impl Owned {
+    fn claim() -> Self {
+        for (word_index, word) in OWNED.iter().enumerate() {
+            let mut bits = word.load(Ordering::Relaxed);
+            while bits != u64::MAX {
+                let bit = (!bits).trailing_zeros();
+                match word.compare_exchange_weak(
+                    bits,
+                    bits | 1 << bit,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Self(Some(word_index * 64 + bit as usize)),
+                    Err(now) => bits = now,
+                }
+            }
+        }
+        Self(None)
+    }
+}
+
+impl Drop for Owned {
+    /// The slot goes back with its counts in it: the next owner adds to them.
+    fn drop(&mut self) {
+        if let Some(slot) = self.0 {
+            OWNED[slot / 64].fetch_and(!(1 << (slot % 64)), Ordering::Release);
+        }
+    }
+}
+
+thread_local! {
+    static MINE: Owned = Owned::claim();
+}
+
+/// Adds to counters of `format`, in this thread's slot (the caller checked
+/// [`enabled`]).
+#[cold]
+fn add(format: Format, counts: &[(Counter, u64)]) {
+    let added = MINE.try_with(|owned| {
+        for &(counter, n) in counts {
+            let i = index(format, counter);
+            match owned.0 {
+                // Only this thread writes its slot: a plain load and store.
+                Some(slot) => {
+                    let c = &SLOT[slot].0[i];
+                    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+                }
+                None => {
+                    SHARED.0[i].fetch_add(n, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    if added.is_err() {
+        // The thread is exiting and its slot is gone: count in the shared one.
+        for &(counter, n) in counts {
+            SHARED.0[index(format, counter)].fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counts one query of `format` answered `answer`, by rule (`by_rule`) or by bits.
+#[inline(always)]
+pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
+    if enabled() {
+        let answered = if answer {
+            Counter::MayMatch
+        } else {
+            Counter::Absent
+        };
+        add(
+            format,
+            &[
+                (Counter::Queries, 1),
+                (answered, 1),
+                (Counter::ByRule, u64::from(by_rule)),
+            ],
+        );
+    }
+}
+
+/// Counts a batch of `queries` of `format`, `absent` of them answered "absent",
+/// `by_rule` of them by rule.
+#[inline(always)]
+pub(crate) fn record_batch(format: Format, queries: u64, absent: u64, by_rule: u64) {
+    if enabled() && queries > 0 {
+        add(
+            format,
+            &[
+                (Counter::Queries, queries),
+                (Counter::Absent, absent),
+                (Counter::MayMatch, queries - absent),
+                (Counter::ByRule, by_rule),
+            ],
+        );
+    }
+}
+
+/// Counts one filter of `format` built for `keys` keys, `bytes` long.
+#[inline(always)]
+pub(crate) fn record_build(format: Format, keys: u64, bytes: u64) {
+    if enabled() {
+        add(
+            format,
+            &[
+                (Counter::FiltersBuilt, 1),
+                (Counter::KeysAdded, keys),
+                (Counter::FilterBytes, bytes),
+            ],
+        );
+    }
+}
