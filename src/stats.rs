@@ -55,10 +55,10 @@ impl Stats {
     }
 }
 
-/// One counter of one format.
+/// One counter of one format. Queries are not counted: they are the answers
+/// "absent" and "may match" added up, so a query costs one addition.
 #[derive(Clone, Copy)]
 enum Counter {
-    Queries,
     Absent,
     MayMatch,
     ByRule,
@@ -67,7 +67,7 @@ enum Counter {
     FilterBytes,
 }
 
-const PER_FORMAT: usize = 7;
+const PER_FORMAT: usize = 6;
 
 /// Index of `counter` of `format` in a slot.
 #[inline(always)]
@@ -125,7 +125,8 @@ pub fn snapshot() -> Stats {
             .fold(0u64, u64::wrapping_add)
     };
     let counts = |format| Counts {
-        queries: sum(index(format, Counter::Queries)),
+        queries: sum(index(format, Counter::Absent))
+            .wrapping_add(sum(index(format, Counter::MayMatch))),
         absent: sum(index(format, Counter::Absent)),
         may_match: sum(index(format, Counter::MayMatch)),
         by_rule: sum(index(format, Counter::ByRule)),
@@ -149,66 +150,50 @@ pub fn reset() {
     }
 }
 
-/// This thread's slot, held until the thread exits.
-struct Owned(Option<usize>);
-
-impl Owned {
-    fn claim() -> Self {
-        for (word_index, word) in OWNED.iter().enumerate() {
-            let mut bits = word.load(Ordering::Relaxed);
-            while bits != u64::MAX {
-                let bit = (!bits).trailing_zeros();
-                match word.compare_exchange_weak(
-                    bits,
-                    bits | 1 << bit,
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => return Self(Some(word_index * 64 + bit as usize)),
-                    Err(now) => bits = now,
-                }
+/// Claims a free slot for this thread, or `SLOTS` when every one is taken.
+#[cold]
+fn claim() -> usize {
+    for (word_index, word) in OWNED.iter().enumerate() {
+        let mut bits = word.load(Ordering::Relaxed);
+        while bits != u64::MAX {
+            let bit = (!bits).trailing_zeros();
+            match word.compare_exchange_weak(
+                bits,
+                bits | 1 << bit,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return word_index * 64 + bit as usize,
+                Err(now) => bits = now,
             }
         }
-        Self(None)
     }
-}
-
-impl Drop for Owned {
-    /// The slot goes back with its counts in it: the next owner adds to them.
-    fn drop(&mut self) {
-        if let Some(slot) = self.0 {
-            OWNED[slot / 64].fetch_and(!(1 << (slot % 64)), Ordering::Release);
-        }
-    }
+    SLOTS
 }
 
 thread_local! {
-    static MINE: Owned = Owned::claim();
+    /// This thread's slot, `UNCLAIMED` until its first count.
+    static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(UNCLAIMED) };
 }
+const UNCLAIMED: usize = usize::MAX;
 
-/// Adds to counters of `format`, in this thread's slot (the caller checked
-/// [`enabled`]).
-#[cold]
-fn add(format: Format, counts: &[(Counter, u64)]) {
-    let added = MINE.try_with(|owned| {
-        for &(counter, n) in counts {
-            let i = index(format, counter);
-            match owned.0 {
-                // Only this thread writes its slot: a plain load and store.
-                Some(slot) => {
-                    let c = &SLOT[slot].0[i];
-                    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-                }
-                None => {
-                    SHARED.0[i].fetch_add(n, Ordering::Relaxed);
-                }
-            }
+/// Adds `n` to counter `i` of this thread's slot (the caller checked [`enabled`]).
+#[inline(always)]
+fn add(i: usize, n: u64) {
+    let slot = MINE.with(|mine| {
+        if mine.get() == UNCLAIMED {
+            mine.set(claim());
         }
+        mine.get()
     });
-    if added.is_err() {
-        // The thread is exiting and its slot is gone: count in the shared one.
-        for &(counter, n) in counts {
-            SHARED.0[index(format, counter)].fetch_add(n, Ordering::Relaxed);
+    match SLOT.get(slot) {
+        // Only this thread writes its slot: a plain load and store.
+        Some(slot) => {
+            let c = &slot.0[i];
+            c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        }
+        None => {
+            SHARED.0[i].fetch_add(n, Ordering::Relaxed);
         }
     }
 }
@@ -222,14 +207,10 @@ pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
         } else {
             Counter::Absent
         };
-        add(
-            format,
-            &[
-                (Counter::Queries, 1),
-                (answered, 1),
-                (Counter::ByRule, u64::from(by_rule)),
-            ],
-        );
+        add(index(format, answered), 1);
+        if by_rule {
+            add(index(format, Counter::ByRule), 1);
+        }
     }
 }
 
@@ -238,15 +219,9 @@ pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
 #[inline(always)]
 pub(crate) fn record_batch(format: Format, queries: u64, absent: u64, by_rule: u64) {
     if enabled() && queries > 0 {
-        add(
-            format,
-            &[
-                (Counter::Queries, queries),
-                (Counter::Absent, absent),
-                (Counter::MayMatch, queries - absent),
-                (Counter::ByRule, by_rule),
-            ],
-        );
+        add(index(format, Counter::Absent), absent);
+        add(index(format, Counter::MayMatch), queries - absent);
+        add(index(format, Counter::ByRule), by_rule);
     }
 }
 
@@ -254,13 +229,8 @@ pub(crate) fn record_batch(format: Format, queries: u64, absent: u64, by_rule: u
 #[inline(always)]
 pub(crate) fn record_build(format: Format, keys: u64, bytes: u64) {
     if enabled() {
-        add(
-            format,
-            &[
-                (Counter::FiltersBuilt, 1),
-                (Counter::KeysAdded, keys),
-                (Counter::FilterBytes, bytes),
-            ],
-        );
+        add(index(format, Counter::FiltersBuilt), 1);
+        add(index(format, Counter::KeysAdded), keys);
+        add(index(format, Counter::FilterBytes), bytes);
     }
 }
