@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test test-deb bench fuzz clean install uninstall plot deb
+.PHONY: all build header deps demo test check test-deb bench fuzz clean install uninstall plot deb
 
 all: build
 
@@ -31,8 +31,17 @@ demo: deps build
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	  $(LIBDIR)/demo "$$dir/db" && $(LIBDIR)/demo-stock-reader "$$dir/db"
 
+# Formatting, the import check, clippy and the Rust tests of the format core and the
+# tool: minutes, no system package needed or installed (no LevelDB, no C harness).
+check:
+	$(CARGO) fmt --check
+	scripts/import-graph.py >/dev/null
+	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
+	$(CARGO) test --release -p leveldb-bloom --all-features
+
 test: deps
 	$(CARGO) fmt --check
+	scripts/import-graph.py >/dev/null
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
 	$(CARGO) test --release --all-features --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
@@ -49,7 +58,7 @@ test-deb: deps
 # against the swap; instructions per Get (perf, else valgrind if installed); see README.
 BENCH := $(LIBDIR)/leveldb_bloom_bench
 bench: deps build
-	$(CARGO) build --release --example bench_floor
+	$(CARGO) build --release -p leveldb-bloom --example bench_floor
 	$(CXX) -std=c++17 -O2 $(CSTRICT) -Iinclude benches/bench.cc benches/bench_db.cc -o $(BENCH) \
 	  -lleveldb -ldl
 	$(BENCH) $(abspath $(LIB)) --floor $(abspath $(LIBDIR)/examples/bench_floor) $(BENCH_ARGS)
@@ -69,7 +78,7 @@ clean:
 # Measures the false-positive rate for 1..=20 bits per key, prints it as a table and
 # redraws the README's figure.
 plot:
-	$(CARGO) run --release --example fp_rate -- docs/false-positive-rate.svg
+	$(CARGO) run --release -p leveldb-bloom --example fp_rate -- docs/false-positive-rate.svg
 
 # Installation, GNU style: `make && sudo make install PREFIX=/usr/local`. install only
 # copies what `make` built (and has the built tool write its man pages and shell

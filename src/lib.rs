@@ -1,106 +1,48 @@
-//! LevelDB's built-in bloom filter policy, `leveldb.BuiltinBloomFilter2`, byte for
-//! byte, for Rust and (through a C ABI) for C and C++.
+//! `libleveldb_bloom.so` and `libleveldb_bloom.a`: LevelDB's built-in bloom filter
+//! policy (`leveldb.BuiltinBloomFilter2`), byte for byte, for C and C++, with the
+//! header `include/leveldb_bloom.h`. LevelDB's C API names
+//! (`leveldb_filterpolicy_create_bloom`, …), `leveldb::NewBloomFilterPolicy(int)` for
+//! programs that swap it in, and functions of its own (`leveldb_bloom_*`).
 //!
-//! Every filter [`BloomFilterPolicy`] builds is the filter LevelDB ≥ 1.18's
-//! `NewBloomFilterPolicy(bits_per_key)` builds for the same keys, and every answer
-//! of [`Filter::may_contain`] is LevelDB's `KeyMayMatch`, on any bytes at all: tables
-//! written by either are read by the other.
+//! This crate is only the C ABI over the format core, the crate `leveldb-bloom`
+//! (here under the name `bloom`): it has no Rust API. Rust programs depend on
+//! `leveldb-bloom`.
 //!
-//! # Building and querying a filter
-//!
-//! ```
-//! use leveldb_bloom::{BloomFilterPolicy, Filter};
-//!
-//! // 10 bits per key: about 1% false positives, 6 probes per key.
-//! let policy = BloomFilterPolicy::new(10);
-//! let keys = ["apple", "banana", "cherry"];
-//! let filter: Vec<u8> = policy.build_filter(&keys);
-//!
-//! // Decode once, query many times. A bloom filter never forgets a key…
-//! let query = Filter::new(&filter);
-//! assert!(keys.iter().all(|key| query.may_contain(key.as_bytes())));
-//! // …and "no" is certain; "yes" may be a false positive.
-//! let absent = (0..1000).filter(|i| query.may_contain(format!("absent{i}").as_bytes()));
-//! assert!(absent.count() < 1000);
-//! ```
-//!
-//! Filters can also be appended to a buffer you own (as LevelDB appends each block's
-//! filter to its filter block) with [`BloomFilterPolicy::append_filter`], or written
-//! into a slice of exactly [`BloomFilterPolicy::filter_len`] bytes with
-//! [`BloomFilterPolicy::write_filter`], which never allocates.
-//!
-//! # goleveldb and LevelDB before 1.18
-//!
-//! [`BloomFilterPolicy::legacy`] reads and writes their format,
-//! `leveldb.BuiltinBloomFilter` ([`Format::Legacy`]), safely for every writer of that
-//! name whichever way its hash read a key's tail bytes.
-//!
-//! # rusty-leveldb
-//!
-//! With the cargo feature `rusty-leveldb`, [`BloomFilterPolicy`] implements
-//! rusty-leveldb's `FilterPolicy`, so a database written by rusty-leveldb carries
-//! LevelDB's own filters:
-//!
-//! ```
-//! # #[cfg(feature = "rusty-leveldb")] {
-//! use std::rc::Rc;
-//!
-//! let mut options = rusty_leveldb::in_memory();
-//! options.filter_policy = Rc::new(Box::new(leveldb_bloom::BloomFilterPolicy::new(10)));
-//! let mut db = rusty_leveldb::DB::open("example", options).unwrap();
-//! db.put(b"key", b"value").unwrap();
-//! assert_eq!(db.get(b"key").as_deref(), Some(&b"value"[..]));
-//! # }
-//! ```
-//!
-//! The inherent methods do not clash with the trait's: with `FilterPolicy` in scope,
-//! `build_filter` is this crate's and `create_filter` rusty-leveldb's.
-//!
-//! ```
-//! # #[cfg(feature = "rusty-leveldb")] {
-//! use leveldb_bloom::BloomFilterPolicy;
-//! use rusty_leveldb::FilterPolicy;
-//!
-//! let policy = BloomFilterPolicy::new(10);
-//! let theirs = policy.create_filter(b"helloworld", &[0, 5]);
-//! assert_eq!(policy.build_filter(["hello", "world"]), theirs);
-//! assert!(policy.key_may_match(b"hello", &theirs));
-//! # }
-//! ```
-//!
-//! # C and C++
-//!
-//! The same library builds as `libleveldb_bloom.so` (soname `libleveldb_bloom.so.0`)
-//! and `libleveldb_bloom.a`, with the header `include/leveldb_bloom.h`: LevelDB's C
-//! API names (`leveldb_filterpolicy_create_bloom`, …) plus a few of its own. `make
-//! install` installs them with a pkg-config file, `leveldb_bloom.pc`. The C functions
-//! are not part of this crate's Rust API.
+//! Layers that import one way: [`exports`] (every exported function, each one panic
+//! boundary, [`guard`]) → [`dropin`] (LevelDB's objects and callbacks) → [`ops`] (the
+//! policy operations, which catch nothing) → [`args`] (raw arguments made checked
+//! values) and [`registry`] (which pointers are policies). Every bad input gets a
+//! documented, fail-safe result. [`fork`] keeps the locks of [`fork_lock`] free across
+//! every `fork()`; [`stats_report`] is `LEVELDB_BLOOM_STATS`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-pub mod bloom;
-mod capi;
-mod format;
-pub mod hash;
-mod reduce;
-#[cfg(feature = "rusty-leveldb")]
-mod rusty;
-mod simd;
-pub mod stats;
+mod args;
+mod dropin;
+mod exports;
+mod fork;
+mod fork_lock;
+mod ops;
+mod registry;
+mod stats_report;
 
-pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
-pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// This library's version, as `leveldb_bloom_version()` gives it to C.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// A bloom filter policy. Opaque: made by `leveldb_filterpolicy_create_bloom` or
+/// `leveldb_bloom_policy_create`, released by `leveldb_filterpolicy_destroy`.
+#[allow(non_camel_case_types)]
+pub struct leveldb_filterpolicy_t {
+    _opaque: [u8; 0],
+}
 
-/// The SIMD level this process hashes keys with, as `leveldb_bloom_simd_level()`
-/// gives it to C: `"avx512"`, `"avx2"` or `"scalar"` (see that function).
-pub fn simd_level() -> &'static str {
-    simd::SimdLevel::active()
-        .name()
-        .as_c_str()
-        .to_str()
-        .expect("the level names are ASCII")
+/// The length of the match-all filter `00 FF`, which every function that builds a
+/// filter writes when it cannot build the real one: the room a buffer needs for it.
+pub const LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH: usize = 2;
+const _: () = assert!(LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH == bloom::MATCH_ALL_FILTER.len());
+
+/// The panic boundary of every exported function and LevelDB callback: a panic in
+/// `body` is caught and answered by `on_panic`, the entry point's fail-safe result.
+pub(crate) fn guard<T>(on_panic: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| on_panic())
 }

@@ -3,15 +3,15 @@
 //! The sweep of c_tests/bad_inputs.cc against the real LevelDB is a row of
 //! tests/harnesses.rs.
 
-use std::ffi::{c_char, c_int};
+#[macro_use]
+mod common;
 
-// Links this crate's exported functions into the test (no LevelDB in the process).
-extern crate leveldb_bloom;
+use std::ffi::{c_char, c_int};
 
 #[allow(non_camel_case_types)]
 enum leveldb_filterpolicy_t {}
 
-extern "C" {
+our_functions! {
     fn leveldb_filterpolicy_create_bloom(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t;
     fn leveldb_bloom_legacy_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t;
     fn leveldb_filterpolicy_destroy(policy: *mut leveldb_filterpolicy_t);

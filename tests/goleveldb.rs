@@ -10,6 +10,7 @@
 //! - for keys whose tail bytes are all below 0x80 the legacy filters are goleveldb's
 //!   byte for byte, and for the others a superset of goleveldb's bits.
 
+#[macro_use]
 mod common;
 
 use std::collections::BTreeMap;
@@ -19,17 +20,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use bloom::hash::tail_is_ambiguous;
+use bloom::BloomFilterPolicy;
 use common::{Lang, Program};
-use leveldb_bloom::hash::tail_is_ambiguous;
-use leveldb_bloom::BloomFilterPolicy;
-
-// Links this crate's exported functions into the test (no LevelDB in the process).
-extern crate leveldb_bloom;
 
 #[allow(non_camel_case_types)]
 enum leveldb_filterpolicy_t {}
 
-extern "C" {
+our_functions! {
     fn leveldb_bloom_legacy_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t;
     fn leveldb_bloom_policy_destroy(policy: *mut leveldb_filterpolicy_t);
     fn leveldb_filterpolicy_create_filter(

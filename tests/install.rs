@@ -13,8 +13,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bloom::{BloomFilterPolicy, POLICY_NAME};
 use common::{Lang, Program};
-use leveldb_bloom::{BloomFilterPolicy, POLICY_NAME};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 

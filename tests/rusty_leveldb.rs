@@ -1,9 +1,8 @@
-//! rusty-leveldb with this crate's policy: a database it writes reads back (every key
+//! rusty-leveldb with the core crate's policy (its `rusty-leveldb` feature, which
+//! this crate's dev-dependency turns on): a database it writes reads back (every key
 //! found, absent keys absent, the filters consulted), in rusty-leveldb and in the real
 //! LevelDB, and every filter stored in its tables is the filter this crate builds for
 //! the keys of the data blocks it covers, read from the table files themselves.
-
-#![cfg(feature = "rusty-leveldb")]
 
 mod common;
 
@@ -16,7 +15,7 @@ use std::rc::Rc;
 
 use common::{Lang, Program};
 
-use leveldb_bloom::{BloomFilterPolicy, Filter, POLICY_NAME};
+use bloom::{BloomFilterPolicy, Filter, POLICY_NAME};
 use rusty_leveldb::env::Env;
 use rusty_leveldb::{FilterPolicy, MemEnv, Options, DB};
 

@@ -7,8 +7,8 @@ mod filter;
 mod legacy;
 mod probe;
 
+use crate::bit_position::BitCount;
 use crate::format::{Format, MATCH_ALL_FILTER, MAX_PROBES, MIN_BITS};
-use crate::reduce::BitCount;
 use crate::simd::SimdLevel;
 use crate::stats;
 pub use filter::Filter;

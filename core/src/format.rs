@@ -51,7 +51,7 @@ impl Format {
     }
 
     /// [`name`](Self::name) as a C string.
-    pub(crate) fn c_name(self) -> &'static CStr {
+    pub fn c_name(self) -> &'static CStr {
         match self {
             Self::Current => POLICY_NAME_C,
             Self::Legacy => LEGACY_POLICY_NAME_C,

@@ -342,3 +342,47 @@ pub fn filter_calls(stderr: &str) -> std::collections::BTreeMap<String, String> 
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect()
 }
+
+/// This build's `libleveldb_bloom.so`, opened privately (`RTLD_LOCAL`; LevelDB is not
+/// loaded with it), and the function `name` (NUL-terminated) from it, as the function
+/// pointer type `F`: for tests that call the exported functions in their own process.
+pub fn our_function<F: Copy>(name: &str) -> F {
+    static LIBRARY: OnceLock<usize> = OnceLock::new();
+    let library = *LIBRARY.get_or_init(|| {
+        let path = std::ffi::CString::new(lib_path().into_os_string().into_encoded_bytes())
+            .expect("a path without NUL");
+        // SAFETY: a NUL-terminated path; the library stays loaded for the process.
+        let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        assert!(!handle.is_null(), "cannot dlopen {}", lib_path().display());
+        handle as usize
+    });
+    assert!(name.ends_with('\0'), "{name:?} is not NUL-terminated");
+    // SAFETY: a live handle and a NUL-terminated name.
+    let symbol = unsafe { libc::dlsym(library as *mut libc::c_void, name.as_ptr().cast()) };
+    assert!(!symbol.is_null(), "{name} is not exported");
+    assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<*mut libc::c_void>()
+    );
+    // SAFETY: F is the function pointer type the caller declares for `name`, the size
+    // of a pointer (checked), and the symbol is that function.
+    unsafe { std::mem::transmute_copy(&symbol) }
+}
+
+/// Declares this library's exported functions for a test, as an `extern "C"` block
+/// would, each found with [`our_function`] in the library this build made.
+#[macro_export]
+macro_rules! our_functions {
+    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;)*) => {
+        $(
+            /// # Safety
+            /// As the C function of this name requires.
+            unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
+                let function: unsafe extern "C" fn($($ty),*) $(-> $ret)? =
+                    $crate::common::our_function(concat!(stringify!($name), "\0"));
+                // SAFETY: the caller's promises, passed on.
+                unsafe { function($($arg),*) }
+            }
+        )*
+    };
+}

@@ -4,7 +4,7 @@
 //! at once instead of one key's after another's.
 
 use super::probe::{all_set, set_all, Probes};
-use crate::reduce::{BitCount, Locate};
+use crate::bit_position::{BitCount, Locate};
 use crate::simd::{self, SimdLevel};
 
 /// Keys hashed per round.

@@ -84,6 +84,42 @@ impl<'a> Filter<'a> {
         answer
     }
 
+    /// LevelDB's `KeyMayMatch` for a policy whose [`Format`] `format` gives, asked
+    /// for only when the answer depends on it (for the C ABI, finding a policy's
+    /// format costs a lookup): every format answers "may match" when the key's probes
+    /// are all set under the current format's reading, which the legacy format also
+    /// tries first, so a present key never waits for it; an absent key is probed once
+    /// under each reading its format has. `format` returning `None` (no known policy)
+    /// answers "may match". The filter must be decoded with [`new`](Self::new). The
+    /// query is counted in [`stats`](crate::stats) under the format, which is then
+    /// always asked for.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter, Format};
+    ///
+    /// let filter = BloomFilterPolicy::legacy(10).build_filter(&["hello"]);
+    /// assert!(Filter::new(&filter).may_contain_for(b"hello", || Some(Format::Legacy)));
+    /// assert!(Filter::new(&filter).may_contain_for(b"other", || None));
+    /// ```
+    #[inline(always)]
+    pub fn may_contain_for(&self, key: &[u8], format: impl FnOnce() -> Option<Format>) -> bool {
+        let h = bloom_hash(key);
+        let current_reading = self.may_contain_hash(h);
+        if current_reading && !stats::enabled() {
+            return true;
+        }
+        let Some(format) = format() else {
+            return true;
+        };
+        let answer = current_reading
+            || match (format, self.answer) {
+                (Format::Legacy, Answer::Probe(filter)) => filter.all_set_signed_reading(key),
+                _ => false,
+            };
+        stats::record_query(format, answer, self.by_rule());
+        answer
+    }
+
     /// Whether this filter's answers come from a rule rather than its bits: shorter
     /// than two bytes ("absent"), or k = 0 or above 30 ("may match").
     #[inline(always)]
@@ -115,6 +151,7 @@ impl<'a> Filter<'a> {
     /// let h = hash_with(b"hello", 0xbc9f1d34, TailBytes::Signed);
     /// assert!(Filter::new(&filter).may_contain_hash(h));
     /// ```
+    #[inline(always)]
     pub fn may_contain_hash(&self, h: u32) -> bool {
         match self.answer {
             Answer::Never => false,
@@ -146,11 +183,21 @@ impl<'a> Filter<'a> {
     {
         assert_eq!(keys.len(), results.len(), "one result per key");
         let keys = keys.iter().map(AsRef::as_ref);
-        self.may_contain_each(keys, results, SimdLevel::active());
+        self.may_contain_each(keys, results);
     }
 
-    /// The batch query at a given SIMD level; `results` as long as `keys`.
-    pub(crate) fn may_contain_each<'k, T>(
+    /// [`may_contain_batch`](Self::may_contain_batch) for keys given by an iterator,
+    /// which must yield exactly `results.len()` keys: `results[i]` is the answer for
+    /// key i.
+    pub fn may_contain_each<'k, T>(&self, keys: impl Iterator<Item = &'k [u8]>, results: &mut [T])
+    where
+        T: From<bool> + PartialEq,
+    {
+        self.may_contain_each_at(keys, results, SimdLevel::active());
+    }
+
+    /// The batch query at a given SIMD level.
+    pub(crate) fn may_contain_each_at<'k, T>(
         &self,
         keys: impl Iterator<Item = &'k [u8]>,
         results: &mut [T],
@@ -171,7 +218,7 @@ impl<'a> Filter<'a> {
         }
     }
 
-    /// [`may_contain_each`](Self::may_contain_each)'s answers.
+    /// [`may_contain_each_at`](Self::may_contain_each_at)'s answers.
     fn answer_each<'k, T>(
         &self,
         keys: impl Iterator<Item = &'k [u8]>,

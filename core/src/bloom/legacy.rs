@@ -10,9 +10,9 @@
 //! in the current format, and its bits are exactly goleveldb's.
 
 use super::probe::{set_all, Probes};
+use crate::bit_position::{BitCount, Locate};
 use crate::format::HASH_SEED;
 use crate::hash::{bloom_hash, hash_with, tail_is_ambiguous, TailBytes};
-use crate::reduce::{BitCount, Locate};
 
 /// The hash of `key` with its tail bytes sign-extended, when that differs from the
 /// unsigned `bloom_hash` (which is never the case for an unambiguous tail).
@@ -57,7 +57,14 @@ impl Probes<'_> {
     /// `unsigned` is the key's `bloom_hash`.
     #[inline(never)]
     pub(super) fn all_set_either_reading(self, key: &[u8], unsigned: u32) -> bool {
-        self.all_set(unsigned) || signed_hash(key).is_some_and(|h| self.all_set(h))
+        self.all_set(unsigned) || self.all_set_signed_reading(key)
+    }
+
+    /// Whether the key's probes are all set under the signed reading of its tail,
+    /// when that reading differs from the unsigned one (false otherwise: the caller
+    /// has probed that one already).
+    pub(super) fn all_set_signed_reading(self, key: &[u8]) -> bool {
+        signed_hash(key).is_some_and(|h| self.all_set(h))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Where a key's probes land, and testing or setting them: LevelDB's double hashing.
 
-use crate::reduce::{Locate, SmallArray, Unreduced};
+use crate::bit_position::{Locate, SmallArray, Unreduced};
 
 /// A filter that must be probed: its bit array (at least one byte) and k.
 #[derive(Clone, Copy, Debug)]

@@ -1,8 +1,8 @@
 use super::probe::{all_set, probes};
 use super::*;
+use crate::bit_position::Unreduced;
 use crate::format::MATCH_ALL_FILTER;
 use crate::hash::bloom_hash;
-use crate::reduce::Unreduced;
 use crate::simd::SimdLevel;
 
 // Values from LevelDB's util/bloom.cc formula as recorded in shared facts; the
@@ -186,7 +186,7 @@ fn every_level_answers_batches_as_one_key_at_a_time() {
                     let keys = &queries[start..(start + window).min(queries.len())];
                     let results = &mut results[..keys.len()];
                     let slices = keys.iter().map(|key| key.as_slice());
-                    reader.may_contain_each(slices, results, level);
+                    reader.may_contain_each_at(slices, results, level);
                     let expected = &expected[start..start + keys.len()];
                     assert!(
                         results

@@ -4,7 +4,7 @@ use std::ffi::c_int;
 use std::mem::{offset_of, size_of};
 
 use super::super::guard;
-use crate::stats::{self, Counts};
+use bloom::stats::{self, Counts};
 
 /// Filter statistics of this process, as `leveldb_bloom_stats` fills them in.
 ///

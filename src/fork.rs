@@ -8,7 +8,7 @@
 //! next one).
 
 use super::dropin::LOADER;
-use super::handle::WRITERS;
+use super::registry::WRITERS;
 
 /// `fork()`'s prepare handler: waits for the walk and the write in flight, if any,
 /// and keeps others from starting until the fork is done. No thread holds both

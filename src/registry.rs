@@ -20,7 +20,7 @@ use std::alloc::{alloc, Layout};
 use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
 
 use super::fork_lock::ForkLock;
-use crate::bloom::BloomFilterPolicy;
+use bloom::BloomFilterPolicy;
 
 /// The state behind every handle.
 pub(crate) struct Policy {

@@ -9,9 +9,8 @@ use libc::size_t;
 use super::super::args::{array, bytes, can_slice, Keys};
 use super::super::ops::{create_filter, key_may_match, lookup_policy, policy_of};
 use super::super::{guard, leveldb_filterpolicy_t};
-use crate::bloom::Filter;
-use crate::format::MATCH_ALL_FILTER;
-use crate::simd::SimdLevel;
+use bloom::Filter;
+use bloom::MATCH_ALL_FILTER;
 
 /// Builds the filter for `num_keys` keys: exactly the bytes LevelDB's `CreateFilter`
 /// appends to an empty string. Key i is `key_length_array[i]` bytes at
@@ -153,11 +152,7 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match_batch(
                     &[]
                 })
             });
-            Filter::with_format(filter, policy.bloom.format()).may_contain_each(
-                keys,
-                results,
-                SimdLevel::active(),
-            );
+            Filter::with_format(filter, policy.bloom.format()).may_contain_each(keys, results);
             if any_bad.get() {
                 for ((&key, &length), result) in pointers.iter().zip(lengths).zip(results) {
                     if !can_slice(key, length) && length != 0 {

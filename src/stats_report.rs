@@ -7,7 +7,7 @@ use std::ffi::{c_char, CStr, CString};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use super::guard;
-use crate::stats::{self, Counts};
+use bloom::stats::{self, Counts};
 
 /// The environment variable read once, when the library is loaded.
 const VARIABLE: &CStr = c"LEVELDB_BLOOM_STATS";

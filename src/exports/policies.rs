@@ -5,8 +5,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
 
 use super::super::{dropin, guard, leveldb_filterpolicy_t, ops};
-use crate::format::Format;
-use crate::simd::SimdLevel;
+use bloom::Format;
 
 /// Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
 /// each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
@@ -139,7 +138,7 @@ pub extern "C" fn leveldb_bloom_version() -> *const c_char {
 /// level gives the same results.
 #[no_mangle]
 pub extern "C" fn leveldb_bloom_simd_level() -> *const c_char {
-    guard(ptr::null, || SimdLevel::active().name().as_c_str().as_ptr())
+    guard(ptr::null, || bloom::simd_level().as_ptr())
 }
 
 /// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use libc::size_t;
 
 use super::super::fork_lock::ForkLock;
-use super::super::handle::try_box;
 use super::super::leveldb_filterpolicy_t;
+use super::super::registry::try_box;
 
 type Destructor = unsafe extern "C" fn(*mut c_void);
 type CreateFilter = unsafe extern "C" fn(

@@ -8,12 +8,10 @@ use std::ptr;
 use libc::size_t;
 
 use super::args::{bytes, malloc_copy, Keys};
-use super::handle::{self, Policy};
 use super::leveldb_filterpolicy_t;
-use crate::bloom::{BloomFilterPolicy, Filter};
-use crate::format::{Format, MATCH_ALL_FILTER};
-use crate::hash::bloom_hash;
-use crate::stats;
+use super::registry::{self, Policy};
+use bloom::{BloomFilterPolicy, Filter};
+use bloom::{Format, MATCH_ALL_FILTER};
 
 /// The name of `bloom`'s filter format, as a static C string.
 pub(crate) fn name_of(bloom: &BloomFilterPolicy) -> &'static CStr {
@@ -28,7 +26,7 @@ pub(crate) unsafe fn lookup_policy<'a>(
     handle: *const leveldb_filterpolicy_t,
 ) -> Option<&'a Policy> {
     // SAFETY: registered handles point at live policies until destroyed.
-    handle::lookup(handle as usize).map(|policy| unsafe { &*policy })
+    registry::lookup(handle as usize).map(|policy| unsafe { &*policy })
 }
 
 /// # Safety
@@ -122,35 +120,13 @@ pub(crate) unsafe fn key_may_match<'p>(
     let Some(key) = (unsafe { bytes(key, length) }) else {
         return 1;
     };
-    // The key's hash is the longest chain of dependent work in a query, and needs
-    // nothing else: started first, it runs while the filter is checked and decoded.
-    let h = bloom_hash(key);
     // SAFETY: the caller's promise about the filter's bytes.
     let Some(filter) = (unsafe { bytes(filter, filter_length) }) else {
         return 1;
     };
-    // Every policy answers "may match" when the key's probes are all set under the
-    // current format's reading: that format answers so, the legacy one tries this
-    // reading first, and an unknown policy answers 1 anyway. So the policy is looked
-    // up only to confirm a "no" (or to count the answer under its format), and a
-    // present key never waits for it.
-    let current = Filter::new(filter);
-    let current_says_yes = current.may_contain_hashed(key, h);
-    if current_says_yes && !stats::enabled() {
-        return 1;
-    }
-    let Some(format) = policy().map(|policy| policy.bloom.format()) else {
-        return 1;
-    };
-    let answer = current_says_yes
-        || match format {
-            Format::Current => false,
-            Format::Legacy => {
-                Filter::with_format(filter, Format::Legacy).may_contain_hashed(key, h)
-            }
-        };
-    stats::record_query(format, answer, current.by_rule());
-    answer.into()
+    Filter::new(filter)
+        .may_contain_for(key, || policy().map(|policy| policy.bloom.format()))
+        .into()
 }
 
 /// A policy handle of this library's own: never a LevelDB object; NULL when memory
@@ -160,7 +136,7 @@ pub(crate) fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpol
         return ptr::null_mut();
     };
     let policy = Box::into_raw(policy);
-    if handle::register(policy as usize, policy) {
+    if registry::register(policy as usize, policy) {
         policy.cast()
     } else {
         // SAFETY: just made by Box::into_raw and never shared.
@@ -172,9 +148,9 @@ pub(crate) fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpol
 /// Frees `handle` if it is one of this library's own (from [`new_own_handle`]) and
 /// says whether it was; anything else (NULL, a LevelDB object) is left alone.
 pub(crate) fn free_own_handle(handle: *mut leveldb_filterpolicy_t) -> bool {
-    match handle::lookup(handle as usize) {
+    match registry::lookup(handle as usize) {
         Some(policy) if policy.cast() == handle => {
-            if handle::unregister(handle as usize).is_some() {
+            if registry::unregister(handle as usize).is_some() {
                 // SAFETY: made by Box::into_raw in `new_own_handle`; unregistering
                 // succeeded here only, so it is freed once.
                 drop(unsafe { Box::from_raw(policy) });

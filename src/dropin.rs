@@ -13,11 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use libc::size_t;
 
 use super::args::malloc_copy;
-use super::handle::{self, try_box, Policy};
 use super::ops;
+use super::registry::{self, try_box, Policy};
 use super::{guard, leveldb_filterpolicy_t};
-use crate::bloom::BloomFilterPolicy;
-use crate::format::MATCH_ALL_FILTER;
+use bloom::BloomFilterPolicy;
+use bloom::MATCH_ALL_FILTER;
 pub(super) use find::LOADER;
 use find::{global_symbol, in_this_library, leveldb, leveldb_or_load, warn_once, LevelDb};
 
@@ -141,7 +141,7 @@ fn new_leveldb_policy(bloom: BloomFilterPolicy, leveldb: &LevelDb) -> *mut level
             .leveldb_wrapper
             .store(wrapper as usize, Ordering::Release)
     };
-    handle::register(wrapper as usize, policy);
+    registry::register(wrapper as usize, policy);
     wrapper
 }
 
@@ -179,7 +179,7 @@ unsafe extern "C" fn destroy_state(state: *mut c_void) {
             // SAFETY: LevelDB calls this once, with the state from `new_leveldb_policy`,
             // made by Box::into_raw.
             let state = unsafe { Box::from_raw(state.cast::<WrapperState>()) };
-            handle::unregister(state.policy.leveldb_wrapper.load(Ordering::Acquire));
+            registry::unregister(state.policy.leveldb_wrapper.load(Ordering::Acquire));
         },
     )
 }
