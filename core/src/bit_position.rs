@@ -3,9 +3,9 @@
 //! LevelDB computes it with a 64-bit `%` on `size_t`. For a bit count under 2^32
 //! both operands fit in 32 bits, so the remainder is the same in 32-bit arithmetic:
 //! a one-key query divides in 32 bits ([`SmallArray`]), which every x86 CPU does at
-//! least as fast as 64-bit division, and which on some (AMD Zen 3, measured) is
-//! faster than any multiplication trick, as the divider works beside the multiplier
-//! that the key's hash keeps busy. Building filters and batches instead compute the
+//! least as fast as 64-bit division, and which on some is faster than any
+//! multiplication trick, as the divider works beside the multiplier that the key's
+//! hash keeps busy (docs/performance.md). Building filters and batches instead compute the
 //! remainder from a precomputed reciprocal ([`FastRemainder`]; Lemire, Kaser and
 //! Kurz, "Faster Remainder by Direct Computation", 2019: exact for every 32-bit h),
 //! with a single multiplication that gives the byte and the bit at once, set up once

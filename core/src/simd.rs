@@ -3,9 +3,8 @@
 //! prefetching.
 //!
 //! Only hashing is done in vectors. Locating probes in vectors too (positions written
-//! out, then read back to test or set the bits) was measured slower than locating each
-//! probe where it is used, on AMD Zen 3 with AVX2, for building and for batch queries
-//! alike (see docs/performance.md).
+//! out, then read back to test or set the bits) was slower than locating each probe
+//! where it is used, for building and for batch queries alike (docs/performance.md).
 //!
 //! This is the one module of the core with `unsafe`: calls into functions compiled
 //! for a CPU feature (only through a level that proves the feature, see `level`),

@@ -104,8 +104,8 @@ where
 }
 
 fn add<L: Locate>(array: &mut [u8], num_probes: u8, bits: L, hashes: &[u32]) {
-    // No prefetch pass, unlike queries: stores do not stall the way loads do, and
-    // measured (scalar level, AMD Zen 3) the pass cost more than it saved.
+    // No prefetch pass, unlike queries: stores do not stall the way loads do, and the
+    // pass cost more than it saved (docs/performance.md).
     for &h in hashes {
         set_all(array, h, num_probes, bits);
     }

@@ -86,7 +86,8 @@ mod tests {
     }
 
     /// The filter a writer whose hash reads the tail as `tail` builds, written out
-    /// from the format's description (the facts file), independently of the core.
+    /// from the format's description (the hash and probes as LevelDB's
+    /// `util/bloom.cc` define them), independently of the core.
     fn filter_of_one_reading(keys: &[Vec<u8>], bits_per_key: u64, tail: TailBytes) -> Vec<u8> {
         let k = ((bits_per_key as f64 * 0.69) as u8).clamp(1, 30);
         let bits = (keys.len() as u64 * bits_per_key).max(64);

@@ -83,8 +83,8 @@ const PROBES_PER_BRANCH: u8 = 3;
 
 /// The k for which [`all_probes_set`] is compiled with a constant count, so the
 /// compiler unrolls its loop: 6, what bits_per_key = 10 gives, the value LevelDB's
-/// documentation recommends and most programs use. Unrolled, a query runs about 15
-/// instructions fewer (measured: 178 → 163 per one-key call).
+/// documentation recommends and most programs use. Unrolled, a query runs fewer
+/// instructions (docs/performance.md).
 const UNROLLED_PROBES: u8 = 6;
 
 /// Whether `bit(i)` is 1 for every probe i below `num_probes`, asked for in order of
