@@ -132,7 +132,7 @@ std::vector<uint8_t> bloom_batch(const leveldb_filterpolicy_t* policy, const std
   return answers;
 }
 
-/* The filter length the contract promises: max(64, n * bits_per_key) bits in whole
+/* The filter length LevelDB builds: max(64, n * bits_per_key) bits in whole
    bytes, plus the k byte. (At most 255 keys here, so 64 bits never overflow.) */
 uint64_t expected_filter_length(int bits_per_key, size_t num_keys) {
   const uint64_t bits = std::max<uint64_t>(64, uint64_t(num_keys) * unsigned(bits_per_key));

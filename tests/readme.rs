@@ -1,5 +1,5 @@
 //! The README's C and C++ examples are the complete programs `examples/hello.c` and
-//! `examples/hello.cc`, word for word; both build with the contract's strict flags
+//! `examples/hello.cc`, word for word; both build with -Wall -Wextra -Werror -pedantic
 //! (C99, C++11 and C++17) and print what the README says.
 
 mod common;

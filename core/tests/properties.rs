@@ -48,7 +48,7 @@ mod strategy {
     }
 }
 
-/// The length the contract promises: max(64, n × bits_per_key) bits in whole bytes,
+/// The length LevelDB builds: max(64, n × bits_per_key) bits in whole bytes,
 /// plus the k byte; `None` when the bit count does not fit LevelDB's 64-bit `size_t`
 /// or the length exceeds what memory can address.
 fn promised_len(num_keys: usize, bits_per_key: u32) -> Option<usize> {

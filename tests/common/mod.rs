@@ -1,7 +1,7 @@
 //! Building and running the C and C++ harnesses of `c_tests/` from `cargo test`.
 //!
 //! Each harness is compiled with the `cc` crate's compiler and the strict flags of
-//! the contract, linked to the freshly built `libleveldb_bloom.so`, and run; a
+//! the project (-Wall -Wextra -Werror -pedantic), linked to the freshly built `libleveldb_bloom.so`, and run; a
 //! harness passes when it exits 0 and reports `NAME: N checks, 0 failed`
 //! ([`harness`], the shared runner).
 
@@ -48,7 +48,7 @@ pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// C99, C++11 or C++17, each with the contract's warnings-as-errors flags.
+/// C99, C++11 or C++17, each with -Wall -Wextra -Werror -pedantic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
     C99,
