@@ -1,8 +1,8 @@
 //! Building and running the C and C++ harnesses of `c_tests/` from `cargo test`.
 //!
-//! Each harness is compiled with the `cc` crate's compiler and the strict flags of
-//! the project (-Wall -Wextra -Werror -pedantic), linked to the freshly built `libleveldb_bloom.so`, and run; a
-//! harness passes when it exits 0 and reports `NAME: N checks, 0 failed`
+//! Each harness is compiled with the `cc` crate's compiler and the project's strict
+//! flags (-Wall -Wextra -Werror -pedantic), linked to the freshly built
+//! `libleveldb_bloom.so`, and run; a harness passes when it exits 0 and reports `NAME: N checks, 0 failed`
 //! ([`harness`], the shared runner).
 
 #![allow(dead_code)] // each test file uses its own part
