@@ -43,6 +43,8 @@ test: deps
 	$(CARGO) fmt --check
 	scripts/import-graph.py >/dev/null
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
+	# The C library first: cargo test does not build a cdylib for the tests that load it.
+	$(CARGO) build --release --workspace
 	$(CARGO) test --release --all-features --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
 	$(MAKE) --no-print-directory test-deb

@@ -2,13 +2,13 @@
 # The import graph of each crate's modules: every "module -> module it imports from"
 # edge (use declarations and crate::/super:: paths, test modules left out), then the
 # cycles; exits 1 if any crate has one (`make test` runs it: imports run one way).
-# Usage: scripts/import-graph.py [SOURCE_DIR...]   (default: src core/src)
+# Usage: scripts/import-graph.py [SOURCE_DIR...]   (default: every crate's src)
 import os
 import re
 import sys
 
 here=os.path.join(os.path.dirname(__file__), "..")
-dirs=sys.argv[1:] or [os.path.join(here,'src'), os.path.join(here,'core','src')]
+dirs=sys.argv[1:] or [os.path.join(here,d) for d in ('src', 'core/src', 'table/src', 'cli/src')]
 any_cycle=False
 for src_dir in dirs:
   mods={}

@@ -16,6 +16,7 @@ use std::rc::Rc;
 use common::{Lang, Program};
 
 use bloom::{BloomFilterPolicy, Filter, POLICY_NAME};
+use leveldb_table::{FilterBlock, Table};
 use rusty_leveldb::env::Env;
 use rusty_leveldb::{FilterPolicy, MemEnv, Options, DB};
 
@@ -144,21 +145,26 @@ fn stored_filters_are_this_crates_filters() {
             continue;
         }
         let file = read_file(&env, &name);
-        let table = Table::parse(&file);
+        let table = Table::open(&file).expect("a table");
+        let handle = table
+            .filter_block_handle(POLICY_NAME)
+            .expect("a readable metaindex")
+            .expect("the table has a filter block under LevelDB's name");
+        let block = table.block(handle).expect("the filter block");
+        let filter_block = FilterBlock::parse(&block, handle.offset).expect("a filter block");
+        let keys_by_filter = table
+            .keys_by_filter(&filter_block)
+            .expect("the data blocks");
         tables += 1;
 
-        for (index, stored) in table.filters.iter().enumerate() {
-            let keys = table.user_keys_of_filter(index);
+        for (index, keys) in keys_by_filter.iter().enumerate() {
+            let stored = filter_block.filter(index).expect("the filter's offsets");
             if keys.is_empty() {
                 // LevelDB's builder records no filter for a range without data blocks.
                 assert!(stored.is_empty(), "{name:?} filter {index}");
                 continue;
             }
-            assert_eq!(
-                *stored,
-                policy.build_filter(&keys),
-                "{name:?} filter {index}"
-            );
+            assert_eq!(stored, policy.build_filter(keys), "{name:?} filter {index}");
             let query = Filter::new(stored);
             assert!(keys.iter().all(|key| query.may_contain(key)));
             filters += 1;
@@ -177,125 +183,4 @@ fn read_file(env: &Rc<Box<dyn Env>>, name: &Path) -> Vec<u8> {
         .and_then(|mut file| Ok(file.read_to_end(&mut bytes)?))
         .expect("file reads");
     bytes
-}
-
-/// The parts of a LevelDB table file (table/format.md) that the filters concern:
-/// the data blocks with their file offsets, and the filter block's filters.
-struct Table<'a> {
-    /// (offset of the block in the file, the block's entries).
-    data_blocks: Vec<(u64, Vec<Entry<'a>>)>,
-    filters: Vec<&'a [u8]>,
-    /// A filter covers the data blocks whose offsets share `offset >> base_lg`.
-    base_lg: u8,
-}
-
-/// A block entry: the full key and the value.
-type Entry<'a> = (Vec<u8>, &'a [u8]);
-
-const FOOTER_LEN: usize = 48;
-const TABLE_MAGIC: u64 = 0xdb4775248b80fb57;
-const INTERNAL_KEY_TAG_LEN: usize = 8;
-
-impl<'a> Table<'a> {
-    fn parse(file: &'a [u8]) -> Self {
-        let footer = &file[file.len() - FOOTER_LEN..];
-        assert_eq!(footer[40..], TABLE_MAGIC.to_le_bytes(), "table magic");
-        let mut handles = footer;
-        let metaindex = block(file, read_handle(&mut handles));
-        let index = block(file, read_handle(&mut handles));
-
-        let filter_key = format!("filter.{POLICY_NAME}");
-        let (_, mut filter_handle) = entries(metaindex)
-            .into_iter()
-            .find(|(key, _)| *key == filter_key.as_bytes())
-            .expect("the table has a filter block under LevelDB's name");
-        let filter_block = block(file, read_handle(&mut filter_handle));
-
-        let data_blocks = entries(index)
-            .into_iter()
-            .map(|(_, mut handle)| {
-                let (offset, size) = read_handle(&mut handle);
-                (offset, entries(block(file, (offset, size))))
-            })
-            .collect();
-        let (filters, base_lg) = split_filter_block(filter_block);
-        Self {
-            data_blocks,
-            filters,
-            base_lg,
-        }
-    }
-
-    /// The user keys (internal keys without their 8-byte tag) the builder gave the
-    /// policy for filter `index`, in order.
-    fn user_keys_of_filter(&self, index: usize) -> Vec<&[u8]> {
-        self.data_blocks
-            .iter()
-            .filter(|(offset, _)| offset >> self.base_lg == index as u64)
-            .flat_map(|(_, entries)| entries)
-            .map(|(key, _)| &key[..key.len() - INTERNAL_KEY_TAG_LEN])
-            .collect()
-    }
-}
-
-/// The filters of a filter block: the filters, their u32 offsets, the offset of that
-/// array, and base_lg.
-fn split_filter_block(block: &[u8]) -> (Vec<&[u8]>, u8) {
-    let (&base_lg, rest) = block.split_last().expect("base_lg");
-    let array_start = fixed32(&rest[rest.len() - 4..]);
-    let offsets: Vec<usize> = rest[array_start..rest.len() - 4]
-        .chunks_exact(4)
-        .map(fixed32)
-        .chain([array_start])
-        .collect();
-    let filters = offsets.windows(2).map(|w| &block[w[0]..w[1]]).collect();
-    (filters, base_lg)
-}
-
-fn fixed32(bytes: &[u8]) -> usize {
-    u32::from_le_bytes(bytes.try_into().expect("4 bytes")) as usize
-}
-
-fn read_varint(input: &mut &[u8]) -> u64 {
-    let mut value = 0;
-    for shift in (0..64).step_by(7) {
-        let (&byte, rest) = input.split_first().expect("varint");
-        *input = rest;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return value;
-        }
-    }
-    panic!("varint too long");
-}
-
-fn read_handle(input: &mut &[u8]) -> (u64, u64) {
-    (read_varint(input), read_varint(input))
-}
-
-/// A block's contents; its trailer must say "uncompressed" (rusty-leveldb's default).
-fn block(file: &[u8], (offset, size): (u64, u64)) -> &[u8] {
-    let (start, end) = (offset as usize, (offset + size) as usize);
-    assert_eq!(file[end], 0, "block at {offset} is compressed");
-    &file[start..end]
-}
-
-/// A block's entries: prefix-compressed keys, each entry `shared`, `unshared`,
-/// `value length` (varints), the unshared key bytes, the value; then the restart
-/// array and its u32 length.
-fn entries(block: &[u8]) -> Vec<Entry<'_>> {
-    let restarts = fixed32(&block[block.len() - 4..]);
-    let mut input = &block[..block.len() - 4 - 4 * restarts];
-    let mut entries: Vec<Entry> = Vec::new();
-    while !input.is_empty() {
-        let shared = read_varint(&mut input) as usize;
-        let unshared = read_varint(&mut input) as usize;
-        let value_len = read_varint(&mut input) as usize;
-        let mut key = entries.last().map_or(&[][..], |(k, _)| k)[..shared].to_vec();
-        key.extend_from_slice(&input[..unshared]);
-        let value = &input[unshared..unshared + value_len];
-        input = &input[unshared + value_len..];
-        entries.push((key, value));
-    }
-    entries
 }

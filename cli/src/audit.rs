@@ -7,7 +7,7 @@ use leveldb_bloom::hash::{hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{BloomFilterPolicy, Filter, LEGACY_POLICY_NAME, POLICY_NAME};
 use serde::Serialize;
 
-use crate::table::{entries, handle_value, FilterBlock, Table, TableError};
+use leveldb_table::{entries, handle_value, FilterBlock, Table, TableError};
 
 const SEED: u32 = 0xbc9f1d34;
 /// RocksDB's retired block-based filter: LevelDB's layout, the signed hash.

@@ -1,5 +1,5 @@
-//! The library behind the `leveldb-bloom` command: reading LevelDB tables without
-//! LevelDB ([`table`]), auditing their filters ([`audit`]) and reporting
+//! The library behind the `leveldb-bloom` command: auditing the filters of LevelDB
+//! tables (read by the crate `leveldb-bloom-table`) ([`audit`]) and reporting
 //! ([`report`]); the command line ([`args`]) and its man pages and completions
 //! ([`docs`]).
 
@@ -7,4 +7,3 @@ pub mod args;
 pub mod audit;
 pub mod docs;
 pub mod report;
-pub mod table;

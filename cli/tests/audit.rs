@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use leveldb_bloom::hash::{hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{BloomFilterPolicy, Filter};
-use leveldb_bloom_cli::table::{entries, handle_value, FilterBlock, Table};
+use leveldb_table::{masked_crc, FilterBlock, Table};
 
 const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 const PYTHON: &str = "/usr/bin/python3";
@@ -229,35 +229,18 @@ fn ldb_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// LevelDB's masked crc32c of a block and its type byte.
-fn masked_crc(block: &[u8], kind: u8) -> u32 {
-    let crc = crc32c::crc32c_append(crc32c::crc32c(block), &[kind]);
-    crc.rotate_right(15).wrapping_add(0xa282_ead8)
-}
-
 /// Rewrites each filter of `table` with `rewrite(filter index, its keys, filter)`,
 /// keeping its length, and fixes the filter block's checksum.
 fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], &mut [u8])) {
     let mut data = std::fs::read(table).unwrap();
     let parsed = Table::open(&data).unwrap();
-    let metaindex = parsed.block(parsed.metaindex).unwrap();
-    let (_, handle) = entries(&metaindex, 0)
-        .unwrap()
+    let handle = ["leveldb.BuiltinBloomFilter2", "leveldb.BuiltinBloomFilter"]
         .into_iter()
-        .find(|(key, _)| key.starts_with(b"filter."))
+        .find_map(|name| parsed.filter_block_handle(name).unwrap())
         .expect("a filter block");
-    let handle = handle_value(handle, 0).unwrap();
-    let index = parsed.block(parsed.index).unwrap();
     let block = parsed.block(handle).unwrap().into_owned();
     let filters = FilterBlock::parse(&block, 0).unwrap();
-    let mut keys: Vec<Vec<Vec<u8>>> = vec![Vec::new(); filters.count()];
-    for (_, value) in entries(&index, 0).unwrap() {
-        let data_handle = handle_value(value, 0).unwrap();
-        let data_block = parsed.block(data_handle).unwrap();
-        for (mut key, _) in entries(&data_block, 0).unwrap() {
-            key.truncate(key.len() - 8);
-            keys[filters.index_of(data_handle.offset)].push(key);
-        }
-    }
+    let keys = parsed.keys_by_filter(&filters).unwrap();
     let start = handle.offset as usize;
     for (i, keys) in keys.iter().enumerate() {
         let Some(filter) = filters.filter(i) else {

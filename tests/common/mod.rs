@@ -28,7 +28,12 @@ pub fn lib_dir() -> &'static Path {
             .expect("target/<profile>/deps/<test>")
             .to_path_buf();
         let lib = dir.join("libleveldb_bloom.so");
-        assert!(lib.exists(), "{} was not built", lib.display());
+        assert!(
+            lib.exists(),
+            "{} was not built: `cargo test` does not build the C library; run `cargo build \
+             --release` (or `make test`, which does) first",
+            lib.display()
+        );
         let link = dir.join(SONAME);
         let _ = std::fs::remove_file(&link);
         // Another test process may have made the same link in between: fine.

@@ -1,6 +1,7 @@
 //! Reading a LevelDB table file without LevelDB (LevelDB's doc/table_format.md):
-//! the footer, blocks with their checksums and compression, block entries, and the
-//! filter block.
+//! the footer, blocks with their checksums and compression, block entries, the
+//! filter block, and the keys each filter covers. The one reader of tables of the
+//! workspace: the tool and every test that reads tables use it.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -114,7 +115,7 @@ impl<'a> Table<'a> {
         let contents = &self.data[range.clone()];
         let trailer = &self.data[range.end..range.end + TRAILER_LEN];
         let stored = unmask(fixed32(trailer, 1).expect("5-byte trailer"));
-        let actual = crc32c::crc32c_append(crc32c::crc32c(contents), &trailer[..1]);
+        let actual = unmask(masked_crc(contents, trailer[0]));
         if stored != actual {
             return error(
                 at,
@@ -135,11 +136,69 @@ impl<'a> Table<'a> {
     }
 }
 
+/// The checksum LevelDB stores after a block: the crc32c of its contents and its
+/// type byte, masked.
+pub fn masked_crc(contents: &[u8], block_type: u8) -> u32 {
+    mask(crc32c::crc32c_append(
+        crc32c::crc32c(contents),
+        &[block_type],
+    ))
+}
+
 /// LevelDB stores crc32c values masked, so that checksums of data holding
 /// checksums stay well distributed.
+fn mask(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
+}
+
 fn unmask(masked: u32) -> u32 {
-    let rot = masked.wrapping_sub(0xa282_ead8);
-    rot.rotate_left(15)
+    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
+}
+
+const MASK_DELTA: u32 = 0xa282_ead8;
+
+/// The bytes of the internal-key tag (sequence number and type) after a user key.
+pub const INTERNAL_KEY_TAG_LEN: usize = 8;
+
+impl<'a> Table<'a> {
+    /// The handle of the filter block stored under `filter.` + `policy_name`, if any.
+    pub fn filter_block_handle(
+        &self,
+        policy_name: &str,
+    ) -> Result<Option<BlockHandle>, TableError> {
+        let metaindex = self.block(self.metaindex)?;
+        let key = format!("filter.{policy_name}");
+        entries(&metaindex, self.metaindex.offset)?
+            .into_iter()
+            .find(|(name, _)| *name == key.as_bytes())
+            .map(|(_, value)| handle_value(value, self.metaindex.offset))
+            .transpose()
+    }
+
+    /// The user keys (internal keys without their tag) of the data blocks each filter
+    /// of `filters` covers, in order, duplicates kept: what the table builder gave
+    /// the policy for each filter.
+    pub fn keys_by_filter(
+        &self,
+        filters: &FilterBlock<'_>,
+    ) -> Result<Vec<Vec<Vec<u8>>>, TableError> {
+        let mut keys = vec![Vec::new(); filters.count()];
+        let index = self.block(self.index)?;
+        for (_, value) in entries(&index, self.index.offset)? {
+            let handle = handle_value(value, self.index.offset)?;
+            let block = self.block(handle)?;
+            let Some(covering) = keys.get_mut(filters.index_of(handle.offset)) else {
+                continue;
+            };
+            for (key, _) in entries(&block, handle.offset)? {
+                let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
+                    return error(handle.offset, "a key shorter than its 8-byte tag");
+                };
+                covering.push(key[..user_key_len].to_vec());
+            }
+        }
+        Ok(keys)
+    }
 }
 
 /// A block entry: its whole key and its value.
@@ -243,3 +302,6 @@ impl<'a> FilterBlock<'a> {
             .unwrap_or(usize::MAX)
     }
 }
+
+#[cfg(test)]
+mod tests;
