@@ -56,7 +56,7 @@ test-deb: deps
 	scripts/test-deb
 
 # This library against LevelDB's own policy, in one run (under 3 minutes; BENCH_ARGS=--quick
-# for a shorter one); its floor (examples/bench_floor.rs); LevelDB databases, stock
+# for a shorter one); its floor (core/examples/bench_floor.rs); LevelDB databases, stock
 # against the swap; instructions per Get (perf, else valgrind if installed); see README.
 BENCH := $(LIBDIR)/leveldb_bloom_bench
 bench: deps build

@@ -11,7 +11,7 @@
 // and the ratio LevelDB ÷ ours (above 1: ours is faster) of each pair of runs.
 // Every run's output is compared with LevelDB's: any difference fails the bench.
 //
-// The floor: BENCH_FLOOR (examples/bench_floor.rs, built by `make bench`) times,
+// The floor: BENCH_FLOOR (core/examples/bench_floor.rs, built by `make bench`) times,
 // on the same keys and the same filter, LevelDB's hash alone, the hash and the
 // setting of the probes' bits, and the hash and the probes of a query, in a tight
 // loop of Rust with no call, check or allocation per key: the least this format

@@ -298,7 +298,7 @@ fn report_lines_parse() {
     assert_eq!(parse_report("a", "a: x checks, 0 failed"), None);
 }
 
-/// Whether this CPU can run `level` (as the library decides it, in src/simd.rs).
+/// Whether this CPU can run `level` (as the library decides it, in core/src/simd.rs).
 fn simd_available(level: &str) -> bool {
     match level {
         "scalar" => true,
