@@ -7,7 +7,7 @@ use std::ptr;
 
 use libc::size_t;
 
-use super::args::{bytes, malloc_copy, Keys};
+use super::args::{array, bytes, can_slice, malloc_copy, Keys};
 use super::leveldb_filterpolicy_t;
 use super::registry::{self, Policy};
 use bloom::{BloomFilterPolicy, Filter};
@@ -167,4 +167,106 @@ pub(crate) fn bits_per_key(bits_per_key: c_int, format: Format) -> Option<BloomF
     u32::try_from(bits_per_key)
         .ok()
         .map(|bits_per_key| BloomFilterPolicy::with_format(bits_per_key, format))
+}
+
+/// `leveldb_bloom_key_may_match_batch` for an already resolved policy: every result
+/// is 1 before any is computed, so that what is not answered (a bad input, a panic)
+/// may match.
+///
+/// # Safety
+/// As for `leveldb_bloom_key_may_match_batch`; the policy must outlive the call.
+pub(crate) unsafe fn key_may_match_batch(
+    policy: Option<&Policy>,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: size_t,
+    filter: *const c_char,
+    filter_length: size_t,
+    results: *mut u8,
+) {
+    if num_keys == 0 || !can_slice(results, num_keys) {
+        return;
+    }
+    // SAFETY: non-NULL and writable for `num_keys` bytes per the caller.
+    let results = unsafe {
+        ptr::write_bytes(results, 1, num_keys);
+        std::slice::from_raw_parts_mut(results, num_keys)
+    };
+    // SAFETY: the caller's promises about every array.
+    let (filter, pointers, lengths) = unsafe {
+        (
+            bytes(filter, filter_length),
+            array(key_array, num_keys),
+            array(key_length_array, num_keys),
+        )
+    };
+    let (Some(policy), Some(filter), Some(pointers), Some(lengths)) =
+        (policy, filter, pointers, lengths)
+    else {
+        return;
+    };
+    // A bad key is queried as the empty key, and its result is then set to 1.
+    let any_bad = std::cell::Cell::new(false);
+    let keys = pointers.iter().zip(lengths).map(|(&key, &length)| {
+        // SAFETY: the caller's promise about each key.
+        unsafe { bytes(key, length) }.unwrap_or_else(|| {
+            any_bad.set(true);
+            &[]
+        })
+    });
+    Filter::with_format(filter, policy.bloom.format()).may_contain_each(keys, results);
+    if any_bad.get() {
+        for ((&key, &length), result) in pointers.iter().zip(lengths).zip(results) {
+            if !can_slice(key, length) && length != 0 {
+                *result = 1;
+            }
+        }
+    }
+}
+
+/// `leveldb_bloom_write_filter` for an already resolved policy: the filter, else the
+/// match-all filter, written into `out`; returns the bytes written (0 when `out`
+/// cannot hold even the match-all filter, which is then untouched).
+///
+/// # Safety
+/// As for `leveldb_bloom_write_filter`.
+pub(crate) unsafe fn write_filter(
+    bloom: Option<&BloomFilterPolicy>,
+    key_array: *const *const c_char,
+    key_length_array: *const size_t,
+    num_keys: size_t,
+    out: *mut c_char,
+    out_length: size_t,
+) -> size_t {
+    // Too short even for the match-all filter (and so for any filter): untouched.
+    if out.is_null() || out_length < MATCH_ALL_FILTER.len() || out_length > isize::MAX as usize {
+        return 0;
+    }
+    let real = || {
+        // SAFETY: the caller's promises about the arrays.
+        let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) }?;
+        let bloom = bloom?;
+        if bloom.filter_len(keys.len()) != Some(out_length) {
+            return None;
+        }
+        // SAFETY: non-NULL and writable for `out_length` bytes per the caller; the
+        // bytes may be uninitialised, so they are zeroed before a slice is made.
+        let out = unsafe {
+            ptr::write_bytes(out, 0, out_length);
+            std::slice::from_raw_parts_mut(out.cast::<u8>(), out_length)
+        };
+        bloom.write_filter(keys.iter(), out).ok()
+    };
+    if real().is_some() {
+        return out_length;
+    }
+    // SAFETY: `out` is writable for at least these 2 bytes, checked above.
+    unsafe {
+        ptr::copy_nonoverlapping(
+            MATCH_ALL_FILTER.as_ptr(),
+            out.cast(),
+            MATCH_ALL_FILTER.len(),
+        )
+    };
+    MATCH_ALL_FILTER.len()
 }

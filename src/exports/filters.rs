@@ -6,11 +6,10 @@ use std::ptr;
 
 use libc::size_t;
 
-use super::super::args::{array, bytes, can_slice, Keys};
-use super::super::ops::{create_filter, key_may_match, lookup_policy, policy_of};
+use super::super::ops::{
+    create_filter, key_may_match, key_may_match_batch, lookup_policy, policy_of, write_filter,
+};
 use super::super::{guard, leveldb_filterpolicy_t};
-use bloom::Filter;
-use bloom::MATCH_ALL_FILTER;
 
 /// Builds the filter for `num_keys` keys: exactly the bytes LevelDB's `CreateFilter`
 /// appends to an empty string. Key i is `key_length_array[i]` bytes at
@@ -117,51 +116,23 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match_batch(
     filter_length: size_t,
     results: *mut u8,
 ) {
-    if num_keys == 0 || !can_slice(results, num_keys) {
-        return;
-    }
-    // SAFETY: non-NULL and writable for `num_keys` bytes per the caller. Every result
-    // starts as 1, so whatever is not answered below (a bad input, a panic) may match.
-    let results = unsafe {
-        ptr::write_bytes(results, 1, num_keys);
-        std::slice::from_raw_parts_mut(results, num_keys)
-    };
     guard(
         || (),
         || {
-            // SAFETY: the caller's promises about the policy and every array.
-            let (policy, filter, pointers, lengths) = unsafe {
-                (
+            // SAFETY: the caller's promises, passed on.
+            unsafe {
+                key_may_match_batch(
                     lookup_policy(policy),
-                    bytes(filter, filter_length),
-                    array(key_array, num_keys),
-                    array(key_length_array, num_keys),
+                    key_array,
+                    key_length_array,
+                    num_keys,
+                    filter,
+                    filter_length,
+                    results,
                 )
-            };
-            let (Some(policy), Some(filter), Some(pointers), Some(lengths)) =
-                (policy, filter, pointers, lengths)
-            else {
-                return;
-            };
-            // A bad key is queried as the empty key, and its result is then set to 1.
-            let any_bad = std::cell::Cell::new(false);
-            let keys = pointers.iter().zip(lengths).map(|(&key, &length)| {
-                // SAFETY: the caller's promise about each key.
-                unsafe { bytes(key, length) }.unwrap_or_else(|| {
-                    any_bad.set(true);
-                    &[]
-                })
-            });
-            Filter::with_format(filter, policy.bloom.format()).may_contain_each(keys, results);
-            if any_bad.get() {
-                for ((&key, &length), result) in pointers.iter().zip(lengths).zip(results) {
-                    if !can_slice(key, length) && length != 0 {
-                        *result = 1;
-                    }
-                }
             }
         },
-    );
+    )
 }
 
 /// The length in bytes of the filter `leveldb_bloom_create_filter` would build
@@ -209,39 +180,23 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
     out: *mut c_char,
     out_length: size_t,
 ) -> size_t {
-    // Too short even for the match-all filter (and so for any filter): untouched.
-    if out.is_null() || out_length < MATCH_ALL_FILTER.len() || out_length > isize::MAX as usize {
-        return 0;
-    }
-    let written = guard(
-        || false,
-        || {
-            // SAFETY: the caller's promises about the arrays, passed on.
-            let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) };
-            // SAFETY: the caller's promise about `policy`.
-            let bloom = unsafe { policy_of(policy) };
-            let Some((bloom, keys)) = bloom.zip(keys) else {
-                return false;
-            };
-            if bloom.filter_len(keys.len()) != Some(out_length) {
-                return false;
-            }
-            // SAFETY: non-NULL and writable for `out_length` bytes per the caller; the
-            // bytes may be uninitialised, so they are zeroed before a slice is made.
-            let out = unsafe {
-                ptr::write_bytes(out, 0, out_length);
-                std::slice::from_raw_parts_mut(out.cast::<u8>(), out_length)
-            };
-            bloom.write_filter(keys.iter(), out).is_ok()
-        },
-    );
-    if written {
-        out_length
-    } else {
-        // SAFETY: `out` is writable for at least these 2 bytes, checked above.
-        unsafe { ptr::copy_nonoverlapping(MATCH_ALL_FILTER.as_ptr(), out.cast(), 2) };
-        MATCH_ALL_FILTER.len()
-    }
+    let on_panic = || {
+        // SAFETY: as below, with no policy: only the match-all filter is written.
+        unsafe { write_filter(None, ptr::null(), ptr::null(), 0, out, out_length) }
+    };
+    guard(on_panic, || {
+        // SAFETY: the caller's promises, passed on.
+        unsafe {
+            write_filter(
+                policy_of(policy),
+                key_array,
+                key_length_array,
+                num_keys,
+                out,
+                out_length,
+            )
+        }
+    })
 }
 
 /// Alias of [`leveldb_bloom_create_filter`], under the name of LevelDB's C API
