@@ -6,7 +6,7 @@
 //! A LevelDB `Get` asks one filter per table it looks in (a table has one filter per
 //! 2 KiB of its data); each "absent" answer is a data-block read saved.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::format::Format;
 
@@ -89,11 +89,12 @@ impl Slot {
     }
 }
 
-/// Threads that count at once, each in a slot of its own; more share [`SHARED`].
+/// Threads that get a slot of their own, each for the rest of the process (a thread
+/// keeps no destructor to give it back); later threads share [`SHARED`].
 const SLOTS: usize = 256;
 static SLOT: [Slot; SLOTS] = [const { Slot::new() }; SLOTS];
-/// Which slots a live thread owns: bit i of word i / 64.
-static OWNED: [AtomicU64; SLOTS / 64] = [const { AtomicU64::new(0) }; SLOTS / 64];
+/// Slots handed out so far (may run past `SLOTS`).
+static CLAIMED: AtomicUsize = AtomicUsize::new(0);
 /// The counters of threads that found every slot taken: atomic adds.
 static SHARED: Slot = Slot::new();
 
@@ -150,25 +151,10 @@ pub fn reset() {
     }
 }
 
-/// Claims a free slot for this thread, or `SLOTS` when every one is taken.
+/// The next free slot, or `SLOTS` when every one is taken.
 #[cold]
 fn claim() -> usize {
-    for (word_index, word) in OWNED.iter().enumerate() {
-        let mut bits = word.load(Ordering::Relaxed);
-        while bits != u64::MAX {
-            let bit = (!bits).trailing_zeros();
-            match word.compare_exchange_weak(
-                bits,
-                bits | 1 << bit,
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return word_index * 64 + bit as usize,
-                Err(now) => bits = now,
-            }
-        }
-    }
-    SLOTS
+    CLAIMED.fetch_add(1, Ordering::Relaxed).min(SLOTS)
 }
 
 thread_local! {
