@@ -16,7 +16,7 @@ use std::rc::Rc;
 use common::{Lang, Program};
 
 use bloom::{BloomFilterPolicy, Filter, POLICY_NAME};
-use leveldb_table::{FilterBlock, Table};
+use leveldb_table::{FilterBlock, Lookup, Table};
 use rusty_leveldb::env::Env;
 use rusty_leveldb::{FilterPolicy, MemEnv, Options, DB};
 
@@ -158,7 +158,9 @@ fn stored_filters_are_this_crates_filters() {
         tables += 1;
 
         for (index, keys) in keys_by_filter.iter().enumerate() {
-            let stored = filter_block.filter(index).expect("the filter's offsets");
+            let Lookup::Filter(stored) = filter_block.lookup(index) else {
+                panic!("{name:?} filter {index}: bad offsets");
+            };
             if keys.is_empty() {
                 // LevelDB's builder records no filter for a range without data blocks.
                 assert!(stored.is_empty(), "{name:?} filter {index}");

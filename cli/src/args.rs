@@ -22,10 +22,12 @@ pub struct Cli {
 pub enum Command {
     /// Proves that no key of a LevelDB database can disappear behind its filters.
     ///
-    /// Reads every table (*.ldb, *.sst) of each database directory, or each table
-    /// file given, read-only, and checks every filter against the keys it covers.
-    /// Exit status: 0 when no key is missed and every table was read; 1 when a key
-    /// is missed or a table could not be read; 2 on a usage error.
+    /// Reads the live tables of each database directory (the current version, from
+    /// CURRENT and its MANIFEST; without one, every *.ldb and *.sst file), or each
+    /// table file given, read-only, a block at a time, and checks every filter
+    /// against the keys it covers. Errors are also printed on stderr. Exit status: 0
+    /// when no key is missed and every table was read; 1 when a key is missed or a
+    /// table could not be read; 2 on a usage error.
     Audit {
         /// Database directories or table files.
         #[arg(required = true)]
@@ -36,5 +38,8 @@ pub enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// List at most N missed keys per table (all are counted).
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        max_missed: usize,
     },
 }

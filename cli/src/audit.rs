@@ -1,76 +1,54 @@
 //! Auditing one table: which writer's bits its filters hold, and which of its keys
-//! a reader of the filter's name would miss.
-
-use std::collections::BTreeMap;
+//! a reader of the filter's name would miss. The table is read a block at a time:
+//! each data block's keys are checked against the filter LevelDB would consult for
+//! them, then dropped.
 
 use leveldb_bloom::hash::{hash_with, tail_is_ambiguous, TailBytes};
-use leveldb_bloom::{BloomFilterPolicy, Filter, LEGACY_POLICY_NAME, POLICY_NAME};
+use leveldb_bloom::{Filter, LEGACY_POLICY_NAME, POLICY_NAME};
 use serde::Serialize;
 
-use leveldb_table::{entries, handle_value, FilterBlock, Table, TableError};
+use crate::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
+use leveldb_table::{
+    each_entry, FilterBlock, Lookup, ReadAt, Table, TableError, INTERNAL_KEY_TAG_LEN,
+};
 
 const SEED: u32 = 0xbc9f1d34;
-/// RocksDB's retired block-based filter: LevelDB's layout, the signed hash.
-const ROCKSDB_BLOCK_BASED: &str = "rocksdb.BuiltinBloomFilter";
 /// Random absent keys tested per table for the measured false-positive rate.
-const FP_SAMPLES: usize = 10_000;
+pub const FP_SAMPLES: usize = 10_000;
 /// Bytes of a missed key shown in hex.
 const SHOWN_KEY_BYTES: usize = 64;
-
-/// Whose bits a table's filters hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dialect {
-    /// `leveldb.BuiltinBloomFilter2`, byte for byte LevelDB ≥ 1.18's.
-    Leveldb,
-    /// `leveldb.BuiltinBloomFilter` with the unsigned hash: LevelDB < 1.18 on ARM, goleveldb.
-    LegacyUnsigned,
-    /// `leveldb.BuiltinBloomFilter` with the signed hash: LevelDB < 1.18 on x86.
-    LegacySigned,
-    /// `leveldb.BuiltinBloomFilter` with both readings set: this library's legacy policy.
-    LegacyBoth,
-    /// A name this tool knows, with bits matching none of the above (basho's bloom2…).
-    Foreign,
-    /// A filter name this tool does not know.
-    UnknownName,
-    /// No filter block.
-    None,
-}
-
-impl Dialect {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Leveldb => "leveldb",
-            Self::LegacyUnsigned => "legacy-unsigned",
-            Self::LegacySigned => "legacy-signed",
-            Self::LegacyBoth => "legacy-both",
-            Self::Foreign => "foreign",
-            Self::UnknownName => "unknown-name",
-            Self::None => "none",
-        }
-    }
-}
 
 /// What the audit found in one table.
 #[derive(Debug, Serialize)]
 pub struct TableReport {
     pub file: String,
+    /// The table's level in the database's current version, when read from its MANIFEST.
+    pub level: Option<u32>,
     pub filter_name: Option<String>,
     pub dialect: Dialect,
     pub filters: usize,
-    pub keys: usize,
+    /// Entries of the data blocks: each value and each deletion of a key.
+    pub entries: usize,
+    /// User keys in the table, each counted once however many entries it has here.
+    pub distinct_user_keys: usize,
     pub missed: usize,
     pub bits_per_key: f64,
     pub k: Option<u8>,
     pub filter_bytes: usize,
-    pub fp_measured: Option<f64>,
-    pub fp_theory: Option<f64>,
-    /// The missed keys in hex, each its first 64 bytes, "…" after them if longer.
+    /// The share of random absent keys, in percent, that the filters answer "may
+    /// match" ([`FP_SAMPLES`] keys, each against a filter drawn in proportion to the
+    /// keys it covers): measured on this table's filters, not a formula.
+    pub false_positive_percent: Option<f64>,
+    /// The missed keys in hex, each its first 64 bytes, "…" after them if longer;
+    /// at most the `--max-missed` first (`missed` counts them all).
     pub missed_keys: Vec<String>,
     /// For `leveldb.BuiltinBloomFilter`: keys that LevelDB before 1.18 on x86 (the
     /// signed reading) would miss besides. A warning, not a failure: that reader is
     /// long retired, while goleveldb and this library's legacy policy read the name.
     pub missed_by_old_x86_leveldb: usize,
+    /// Why LevelDB ignores the table's filter block, when it does (every key then
+    /// "may match": nothing is missed).
+    pub filter_block_ignored: Option<String>,
 }
 
 /// The hash reading of the readers of filter `name` today, whose misses fail the
@@ -85,109 +63,192 @@ fn reader(name: &str) -> Option<TailBytes> {
     }
 }
 
-/// A filter as LevelDB's reader takes it (`None`: it answers "may match" without
-/// one), and the user keys of the data blocks it covers.
-type Covered<'a> = (Option<&'a [u8]>, Vec<&'a [u8]>);
-
-/// Audits the table file `data`, reported as `file`.
-pub fn audit(file: String, data: &[u8]) -> Result<TableReport, TableError> {
-    let table = Table::open(data)?;
+/// Audits the table read from `source`, reported as `file`, listing at most
+/// `max_missed` missed keys; `read` is told the bytes of each data block read.
+pub fn audit<R: ReadAt + ?Sized>(
+    file: String,
+    source: &R,
+    max_missed: usize,
+    read: &dyn Fn(u64),
+) -> Result<TableReport, TableError> {
+    let table = Table::open(source)?;
+    let mut filter_entry = None;
     let metaindex = table.block(table.metaindex)?;
-    let filter_entry = entries(&metaindex, table.metaindex.offset)?
-        .into_iter()
-        .find_map(|(key, value)| Some((key.strip_prefix(b"filter.")?.to_vec(), value.to_vec())));
-    let index = table.block(table.index)?;
-    // User keys by the data block offset they start at.
-    let mut blocks = Vec::new();
-    for (_, value) in entries(&index, table.index.offset)? {
-        let handle = handle_value(value, table.index.offset)?;
-        let block = table.block(handle)?;
-        let keys = entries(&block, handle.offset)?
-            .into_iter()
-            .map(|(mut key, _)| {
-                key.truncate(key.len().saturating_sub(8));
-                key
-            })
-            .collect::<Vec<_>>();
-        blocks.push((handle.offset, keys));
-    }
-    let keys = blocks.iter().map(|(_, keys)| keys.len()).sum();
+    each_entry(&metaindex, table.metaindex.offset, |key, value| {
+        if let (None, Some(name)) = (&filter_entry, key.strip_prefix(b"filter.")) {
+            let handle = leveldb_table::handle_value(value, table.metaindex.offset)?;
+            filter_entry = Some((String::from_utf8_lossy(name).into_owned(), handle));
+        }
+        Ok(())
+    })?;
     let mut report = TableReport {
         file,
+        level: None,
         filter_name: None,
         dialect: Dialect::None,
         filters: 0,
-        keys,
+        entries: 0,
+        distinct_user_keys: 0,
         missed: 0,
         bits_per_key: 0.0,
         k: None,
         filter_bytes: 0,
-        fp_measured: None,
-        fp_theory: None,
+        false_positive_percent: None,
         missed_keys: Vec::new(),
         missed_by_old_x86_leveldb: 0,
+        filter_block_ignored: None,
     };
-    let Some((name, handle)) = filter_entry else {
+    let filter_block = match &filter_entry {
+        Some((_, handle)) => Some((table.block(*handle)?, handle.offset)),
+        None => None,
+    };
+    let filters = match &filter_block {
+        Some((block, offset)) => match FilterBlock::parse(block, *offset) {
+            Ok(filters) => Some(filters),
+            Err(e) => {
+                report.filter_block_ignored = Some(e.to_string());
+                None
+            }
+        },
+        None => None,
+    };
+    let name = filter_entry.map(|(name, _)| name);
+    let mut walk = Walk::new(name.as_deref(), filters.as_ref(), max_missed);
+    let (mut previous_key, mut previous_hash) = (Vec::new(), 0);
+    table.for_each_data_block(|handle, block| {
+        read(handle.size);
+        walk.enter(handle.offset);
+        each_entry(block, handle.offset, |key, _| {
+            let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
+                return Err(TableError {
+                    offset: handle.offset,
+                    message: "a key shorter than its 8-byte tag".into(),
+                });
+            };
+            let user_key = &key[..user_key_len];
+            let hash = hash_with(user_key, SEED, TailBytes::Unsigned);
+            report.entries += 1;
+            // Entries of one user key are neighbours; its hash spares most comparisons.
+            if report.entries == 1 || hash != previous_hash || previous_key != user_key {
+                report.distinct_user_keys += 1;
+            }
+            previous_key.clear();
+            previous_key.extend_from_slice(user_key);
+            previous_hash = hash;
+            walk.key(user_key, hash);
+            Ok(())
+        })
+    })?;
+    walk.enter(u64::MAX);
+    report.missed = walk.missed;
+    report.missed_keys = walk.missed_keys;
+    report.missed_by_old_x86_leveldb = walk.missed_by_old_x86;
+    let Some(name) = name else {
         return Ok(report);
     };
-    let name = String::from_utf8_lossy(&name).into_owned();
-    let handle = handle_value(&handle, table.metaindex.offset)?;
-    let block = table.block(handle)?;
-    let filters = FilterBlock::parse(&block, handle.offset)?;
-    // The keys each filter covers: those of the data blocks starting in its range.
-    let mut covered: BTreeMap<usize, Vec<&[u8]>> = BTreeMap::new();
-    for (offset, keys) in &blocks {
-        let entry = covered.entry(filters.index_of(*offset)).or_default();
-        entry.extend(keys.iter().map(Vec::as_slice));
-    }
-    let groups: Vec<Covered> = covered
-        .into_iter()
-        .map(|(i, keys)| (filters.filter(i), keys))
-        .collect();
-
-    report.filters = filters.count();
-    report.filter_bytes = (0..filters.count())
-        .filter_map(|i| filters.filter(i))
-        .map(<[u8]>::len)
-        .sum();
-    let bits: usize = (0..filters.count())
-        .filter_map(|i| filters.filter(i))
-        .map(|f| 8 * f.len().saturating_sub(1))
-        .sum();
-    report.bits_per_key = if keys == 0 {
-        0.0
+    report.dialect = if filters.is_some() {
+        walk.writers
+            .found(walk.consulted_keys.iter().any(|&n| n > 0))
     } else {
-        bits as f64 / keys as f64
+        Dialect::Foreign
     };
-    report.k = groups
-        .iter()
-        .find_map(|(f, _)| f.and_then(|f| f.last().copied()));
-    report.dialect = dialect(&name, &groups);
-    let found = |filter: &Filter, key: &[u8], reading| {
-        filter.may_contain_hash(hash_with(key, SEED, reading))
-    };
-    for (filter, keys) in &groups {
-        // No filter where LevelDB's reader would consult one: it answers "may match".
-        let Some(filter) = filter.map(Filter::new) else {
-            continue;
-        };
-        for key in keys {
-            if reader(&name).is_some_and(|reading| !found(&filter, key, reading)) {
-                report.missed += 1;
-                report.missed_keys.push(shown(key));
-            }
-            if name == LEGACY_POLICY_NAME && !found(&filter, key, TailBytes::Signed) {
-                report.missed_by_old_x86_leveldb += 1;
-            }
-        }
-    }
-    if let Some(reading) = reader(&name) {
-        let (measured, theory) = false_positives(&groups, reading);
-        report.fp_measured = measured;
-        report.fp_theory = theory;
+    if let Some(filters) = &filters {
+        summarize_filters(&mut report, filters, &walk.consulted_keys, reader(&name));
     }
     report.filter_name = Some(name);
     Ok(report)
+}
+
+/// The walk through a table's keys, data block by data block, with the filter
+/// LevelDB consults for each block.
+struct Walk<'a> {
+    reading: Option<TailBytes>,
+    legacy: bool,
+    filters: Option<&'a FilterBlock<'a>>,
+    /// The filter index of the blocks being walked, and what LevelDB does with it.
+    current: Option<(usize, Lookup<'a>)>,
+    hashes: KeyHashes,
+    writers: Writers,
+    /// Keys per filter index, of the filters LevelDB consults.
+    consulted_keys: Vec<usize>,
+    missed: usize,
+    missed_keys: Vec<String>,
+    max_missed: usize,
+    missed_by_old_x86: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(name: Option<&str>, filters: Option<&'a FilterBlock<'a>>, max_missed: usize) -> Self {
+        Self {
+            reading: name.and_then(reader),
+            legacy: name == Some(LEGACY_POLICY_NAME),
+            filters,
+            current: None,
+            hashes: KeyHashes::default(),
+            writers: Writers::new(name.unwrap_or("")),
+            consulted_keys: vec![0; filters.map_or(0, FilterBlock::count)],
+            missed: 0,
+            missed_keys: Vec::new(),
+            max_missed,
+            missed_by_old_x86: 0,
+        }
+    }
+
+    /// Starts the data block at `offset` (`u64::MAX`: the end of the table),
+    /// finishing the filter before it when this block has another.
+    fn enter(&mut self, offset: u64) {
+        let Some(filters) = self.filters else {
+            return;
+        };
+        let index = filters.index_of(offset);
+        if self.current.is_some_and(|(i, _)| i == index) {
+            return;
+        }
+        if let Some((_, Lookup::Filter(filter))) = self.current {
+            if !self.hashes.unsigned.is_empty() {
+                self.writers.narrow(filter, &self.hashes);
+            }
+        }
+        self.hashes.clear();
+        self.current = (offset != u64::MAX).then(|| (index, filters.lookup(index)));
+    }
+
+    /// Checks `key`, whose hash under the unsigned reading is `unsigned`.
+    fn key(&mut self, key: &[u8], unsigned: u32) {
+        let Some((index, lookup)) = self.current else {
+            return;
+        };
+        let ambiguous = tail_is_ambiguous(key);
+        let signed = if ambiguous {
+            hash_with(key, SEED, TailBytes::Signed)
+        } else {
+            unsigned
+        };
+        let found = match lookup {
+            Lookup::Filter(filter) => {
+                self.consulted_keys[index] += 1;
+                self.hashes.unsigned.push(unsigned);
+                self.hashes.signed.push(signed);
+                self.hashes.ambiguous |= ambiguous;
+                let filter = Filter::new(filter);
+                if self.legacy && !filter.may_contain_hash(signed) {
+                    self.missed_by_old_x86 += 1;
+                }
+                match self.reading {
+                    Some(TailBytes::Signed) => filter.may_contain_hash(signed),
+                    _ => filter.may_contain_hash(unsigned),
+                }
+            }
+            Lookup::Absent => false,
+            Lookup::MayMatch => true,
+        };
+        if !found && self.reading.is_some() {
+            self.missed += 1;
+            if self.missed_keys.len() < self.max_missed {
+                self.missed_keys.push(shown(key));
+            }
+        }
+    }
 }
 
 fn shown(key: &[u8]) -> String {
@@ -202,99 +263,56 @@ fn shown(key: &[u8]) -> String {
     hex
 }
 
-/// The writer whose bits every filter holds, trying each `bits_per_key` that gives
-/// the filters their lengths and k.
-fn dialect(name: &str, groups: &[Covered]) -> Dialect {
-    let candidates: &[Dialect] = match name {
-        POLICY_NAME => &[Dialect::Leveldb],
-        LEGACY_POLICY_NAME => &[
-            Dialect::LegacyUnsigned,
-            Dialect::LegacySigned,
-            Dialect::LegacyBoth,
-        ],
-        ROCKSDB_BLOCK_BASED => &[],
-        _ => return Dialect::UnknownName,
-    };
-    let built = |dialect: Dialect, policy: BloomFilterPolicy, keys: &[&[u8]], out: &mut [u8]| {
-        let hashes = |reading| keys.iter().map(move |key| hash_with(key, SEED, reading));
-        match dialect {
-            Dialect::Leveldb | Dialect::LegacyUnsigned => {
-                policy.write_filter_of_hashes(hashes(TailBytes::Unsigned), out)
-            }
-            Dialect::LegacySigned => policy.write_filter_of_hashes(hashes(TailBytes::Signed), out),
-            _ => BloomFilterPolicy::legacy(policy.bits_per_key()).write_filter(keys.iter(), out),
-        }
-        .is_ok()
-    };
-    // With no key whose tail the readings disagree on, unsigned and signed are one.
-    let ambiguous = groups
+/// The filters' count, bytes, bits per key, k, and measured false-positive rate.
+fn summarize_filters(
+    report: &mut TableReport,
+    filters: &FilterBlock,
+    consulted_keys: &[usize],
+    reading: Option<TailBytes>,
+) {
+    report.filters = filters.count();
+    let consulted: Vec<(&[u8], usize)> = (0..filters.count())
+        .filter_map(|i| match filters.lookup(i) {
+            Lookup::Filter(filter) => Some((filter, consulted_keys[i])),
+            _ => None,
+        })
+        .collect();
+    report.filter_bytes = consulted.iter().map(|(f, _)| f.len()).sum();
+    let bits: usize = consulted
         .iter()
-        .any(|(_, keys)| keys.iter().any(|k| tail_is_ambiguous(k)));
-    for &dialect in candidates {
-        if !ambiguous && dialect != candidates[0] {
-            break;
-        }
-        for bits_per_key in 0..=100 {
-            let policy = BloomFilterPolicy::new(bits_per_key);
-            let mut out = Vec::new();
-            // Filters LevelDB's reader would not consult (bad offsets) prove nothing.
-            let mut consulted = groups
-                .iter()
-                .filter_map(|(f, keys)| Some((f.as_ref()?, keys)));
-            let mut any = false;
-            let matches = consulted.all(|(filter, keys)| {
-                any = true;
-                policy.filter_len(keys.len()) == Some(filter.len())
-                    && filter.last() == Some(&policy.num_probes())
-                    && {
-                        out.clear();
-                        out.resize(filter.len(), 0);
-                        built(dialect, policy, keys, &mut out) && out == **filter
-                    }
-            });
-            if matches && any {
-                return dialect;
-            }
-        }
+        .map(|(f, _)| 8 * f.len().saturating_sub(1))
+        .sum();
+    let keys: usize = consulted.iter().map(|&(_, n)| n).sum();
+    report.bits_per_key = if keys == 0 {
+        0.0
+    } else {
+        bits as f64 / keys as f64
+    };
+    report.k = consulted.iter().find_map(|(f, _)| f.last().copied());
+    if reading.is_some() && keys > 0 {
+        report.false_positive_percent = Some(100.0 * false_positives(&consulted, keys));
     }
-    Dialect::Foreign
 }
 
-/// The false-positive rate of random absent keys against the filters, measured
-/// (under `reading`) and in theory, `(1 - e^(-kn/m))^k`, averaged the same way.
-fn false_positives(groups: &[Covered], reading: TailBytes) -> (Option<f64>, Option<f64>) {
-    let probed: Vec<_> = groups
-        .iter()
-        .filter_map(|(filter, keys)| Some((Filter::new((*filter)?), *filter.as_ref()?, keys.len())))
-        .filter(|(_, bytes, _)| bytes.len() >= 2)
-        .collect();
-    if probed.is_empty() {
-        return (None, None);
-    }
+/// The share of random absent keys the filters answer "may match", each filter asked
+/// in proportion to the keys it covers (as the Gets of absent keys spread over a
+/// table's key range: the samples are spread evenly over the keys). An absent key's
+/// hash is taken as a random 32-bit value, which is what LevelDB's hash makes of
+/// keys the filter has not seen.
+fn false_positives(consulted: &[(&[u8], usize)], keys: usize) -> f64 {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let (mut positives, mut theory) = (0usize, 0.0);
+    let (mut positives, mut filter, mut covered) = (0, 0, consulted[0].1);
     for sample in 0..FP_SAMPLES {
-        let (filter, bytes, n) = probed[sample % probed.len()];
-        // Random keys behind a prefix no real table is likely to hold: were one
-        // present after all, it would count as a false positive, by 1/FP_SAMPLES.
+        let key = sample * keys / FP_SAMPLES;
+        while key >= covered {
+            filter += 1;
+            covered += consulted[filter].1;
+        }
         state = state
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let mut key = *b"leveldb-bloom-fp:........";
-        key[17..].copy_from_slice(&state.to_le_bytes());
-        positives += usize::from(filter.may_contain_hash(hash_with(&key, SEED, reading)));
-        let (k, m) = (
-            f64::from(*bytes.last().unwrap()),
-            8.0 * (bytes.len() - 1) as f64,
-        );
-        theory += if k == 0.0 || k > 30.0 {
-            1.0
-        } else {
-            (1.0 - (-k * n as f64 / m).exp()).powf(k)
-        };
+        let hash = (state >> 32) as u32;
+        positives += usize::from(Filter::new(consulted[filter].0).may_contain_hash(hash));
     }
-    (
-        Some(positives as f64 / FP_SAMPLES as f64),
-        Some(theory / FP_SAMPLES as f64),
-    )
+    positives as f64 / FP_SAMPLES as f64
 }

@@ -1,9 +1,11 @@
 //! The library behind the `leveldb-bloom` command: auditing the filters of LevelDB
-//! tables (read by the crate `leveldb-bloom-table`) ([`audit`]) and reporting
-//! ([`report`]); the command line ([`args`]) and its man pages and completions
-//! ([`docs`]).
+//! tables (read by the crate `leveldb-bloom-table`) ([`audit`], [`dialect`]), which
+//! tables of a database to audit ([`database`]) and reporting ([`report`]); the
+//! command line ([`args`]) and its man pages and completions ([`docs`]).
 
 pub mod args;
 pub mod audit;
+pub mod database;
+pub mod dialect;
 pub mod docs;
 pub mod report;

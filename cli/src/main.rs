@@ -1,12 +1,12 @@
 //! `leveldb-bloom`: tools for LevelDB databases and their bloom filters.
 //!
-//! `leveldb-bloom audit PATH...` reads every table of the given databases (or the
-//! given table files) without LevelDB, and proves for each filter that no key of the
-//! table can disappear behind it: which writer's bits it holds, and every key a
+//! `leveldb-bloom audit PATH...` reads the live tables of the given databases (or
+//! the given table files) without LevelDB, and proves for each filter that no key of
+//! the table can disappear behind it: which writer's bits it holds, and every key a
 //! reader of its name would answer "absent" for. Exit status: 0 when no key is
 //! missed and every table was read, 1 otherwise, 2 on a usage error.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -16,8 +16,9 @@ use rayon::prelude::*;
 
 use leveldb_bloom_cli::args::{Cli, Command};
 use leveldb_bloom_cli::audit;
+use leveldb_bloom_cli::database::{self, Job};
 use leveldb_bloom_cli::docs::Generate;
-use leveldb_bloom_cli::report::{Outcome, Report};
+use leveldb_bloom_cli::report::{Database, Outcome, Report};
 
 fn main() -> ExitCode {
     let command = Cli::command().long_version(long_version());
@@ -28,10 +29,15 @@ fn main() -> ExitCode {
     {
         return Generate::from_arg_matches(&matches).map_or_else(|e| e.exit(), Generate::run);
     }
-    let Command::Audit { paths, json, quiet } = Cli::from_arg_matches(&matches)
+    let Command::Audit {
+        paths,
+        json,
+        quiet,
+        max_missed,
+    } = Cli::from_arg_matches(&matches)
         .unwrap_or_else(|e| e.exit())
         .command;
-    audit_paths(&paths, json, quiet)
+    audit_paths(&paths, json, quiet, max_missed)
 }
 
 /// What `--version` prints after the name: this tool's version, the version of the
@@ -45,20 +51,33 @@ fn long_version() -> String {
     )
 }
 
-/// Audits the tables of `paths` and prints the report.
-fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool) -> ExitCode {
+/// Audits the tables of `paths` and prints the report; errors also on stderr.
+fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) -> ExitCode {
     let mut report = Report::default();
-    let mut tables = Vec::new();
+    let mut jobs = Vec::new();
     for path in paths {
-        match table_files(path) {
-            Ok(files) if files.is_empty() => report
-                .notes
-                .push(format!("{}: no table files (*.ldb, *.sst)", path.display())),
-            Ok(files) => tables.extend(files),
+        match database::plan(path) {
+            Ok(plan) => {
+                if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                    report.databases.push(Database {
+                        path: path.display().to_string(),
+                        tables_from: if plan.from_manifest {
+                            "manifest"
+                        } else {
+                            "file names"
+                        },
+                    });
+                }
+                report.notes.extend(plan.notes);
+                jobs.extend(plan.jobs);
+            }
             Err(message) => report.error(path, None, message),
         }
     }
-    let bytes = tables.iter().map(|(_, size)| size).sum();
+    let bytes = jobs
+        .iter()
+        .map(|job| std::fs::metadata(&job.path).map_or(0, |m| m.len()))
+        .sum();
     let progress = ProgressBar::with_draw_target(Some(bytes), ProgressDrawTarget::stderr());
     if quiet || !std::io::stderr().is_terminal() {
         progress.set_draw_target(ProgressDrawTarget::hidden());
@@ -67,23 +86,25 @@ fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool) -> ExitCode {
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
             .expect("a valid template"),
     );
-    let outcomes: Vec<(PathBuf, Outcome)> = tables
+    let outcomes: Vec<(&Job, Outcome)> = jobs
         .par_iter()
-        .map(|(file, size)| {
-            let outcome = audit_file(file);
-            progress.inc(*size);
-            (file.clone(), outcome)
-        })
+        .map(|job| (job, audit_file(job, max_missed, &|n| progress.inc(n))))
         .collect();
     progress.finish_and_clear();
-    for (file, outcome) in outcomes {
-        report.add(&file, outcome);
+    for (job, outcome) in outcomes {
+        report.add(&job.path, outcome);
     }
-    if json {
-        println!("{}", report.json());
+    report.finish();
+    for error in &report.errors {
+        eprintln!("leveldb-bloom: ERROR {}", error.line());
+    }
+    let out = if json {
+        report.json() + "\n"
     } else {
-        print!("{}", report.text());
-    }
+        report.text()
+    };
+    // A reader that stops early (`| head`) has what it wanted: no panic, no message.
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
     if report.clean() {
         ExitCode::SUCCESS
     } else {
@@ -91,38 +112,43 @@ fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool) -> ExitCode {
     }
 }
 
-/// The table files of `path` with their sizes: itself, or those in the directory.
-fn table_files(path: &Path) -> Result<Vec<(PathBuf, u64)>, String> {
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !metadata.is_dir() {
-        return Ok(vec![(path.to_path_buf(), metadata.len())]);
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(|e| e.to_string())? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let name = entry.path();
-        let is_table = name
-            .extension()
-            .is_some_and(|ext| ext == "ldb" || ext == "sst");
-        if is_table {
-            // Gone already (a compaction): the audit reports it as skipped.
-            let size = entry.metadata().map_or(0, |m| m.len());
-            files.push((name, size));
+/// Reads and audits one table, opened only if it is a regular file. A table deleted
+/// since it was listed (LevelDB compacts while it runs) is skipped, not an error;
+/// a live table is skipped only if the current version no longer lists it.
+fn audit_file(job: &Job, max_missed: usize, read: &dyn Fn(u64)) -> Outcome {
+    let file = match leveldb_table::open_regular_file(&job.path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return missing(job),
+        Err(e) => return Outcome::Unreadable(None, e.to_string()),
+    };
+    match audit::audit(job.path.display().to_string(), &file, max_missed, read) {
+        Ok(mut table) => {
+            table.level = job.level;
+            Outcome::Audited(Box::new(table))
         }
+        Err(e) => Outcome::Unreadable(Some(e.offset), e.message),
     }
-    files.sort();
-    Ok(files)
 }
 
-/// Reads and audits one table. A table deleted since it was listed (LevelDB
-/// compacts while it runs) is skipped, not an error.
-fn audit_file(file: &Path) -> Outcome {
-    match std::fs::read(file) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Skipped,
-        Err(e) => Outcome::Unreadable(None, e.to_string()),
-        Ok(data) => match audit::audit(file.display().to_string(), &data) {
-            Ok(table) => Outcome::Audited(Box::new(table)),
-            Err(e) => Outcome::Unreadable(Some(e.offset), e.message),
-        },
+/// What a table that could not be found is: a dangling symlink (an error), a live
+/// table still listed by the current version (an error), or a table a compaction
+/// deleted (skipped).
+fn missing(job: &Job) -> Outcome {
+    if let Ok(link) = std::fs::read_link(&job.path) {
+        return Outcome::Unreadable(
+            None,
+            format!("a symlink to {}, which does not exist", link.display()),
+        );
+    }
+    let Some(number) = job.live_number else {
+        return Outcome::Skipped;
+    };
+    let dir = job.path.parent().unwrap_or(Path::new("."));
+    match database::live_tables(dir) {
+        Ok(live) if live.iter().any(|&(_, n)| n == number) => Outcome::Unreadable(
+            None,
+            "missing: the database's current version lists this table".to_string(),
+        ),
+        _ => Outcome::Skipped,
     }
 }

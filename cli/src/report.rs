@@ -25,15 +25,66 @@ pub struct ErrorReport {
     pub message: String,
 }
 
+impl ErrorReport {
+    /// `FILE at offset N: message`.
+    pub fn line(&self) -> String {
+        let at = self
+            .offset
+            .map_or(String::new(), |o| format!(" at offset {o}"));
+        format!("{}{}: {}", self.file, at, self.message)
+    }
+}
+
+/// Where a directory's tables were taken from.
+#[derive(Serialize)]
+pub struct Database {
+    pub path: String,
+    /// `"manifest"`: the live tables of the current version; `"file names"`: no
+    /// MANIFEST could be read, every file named like a table was audited.
+    pub tables_from: &'static str,
+}
+
+/// The whole audit's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every table read, no key missed.
+    Ok,
+    /// Keys that a reader of their filter's name would not find.
+    KeysMissed,
+    /// No key missed in what was read, but something could not be read.
+    Unreadable,
+}
+
 #[derive(Default, Serialize)]
 pub struct Report {
+    pub verdict: Option<Verdict>,
+    pub databases: Vec<Database>,
     pub tables: Vec<TableReport>,
-    pub keys: usize,
+    /// Entries of all tables audited (every value and deletion, in every table).
+    pub entries: usize,
+    /// Each table's distinct user keys, summed: a key held by several tables
+    /// counts once per table.
+    pub distinct_user_keys_per_table: usize,
     pub missed: usize,
+    /// The tables' measured false-positive rates, weighted by their keys.
+    pub false_positive_percent: Option<f64>,
     pub errors: Vec<ErrorReport>,
     pub skipped: Vec<String>,
     pub notes: Vec<String>,
 }
+
+const GUIDANCE: &str = "\
+what to do: Gets of the missed keys can answer \"not found\" while the keys are there.
+  1. Until the filters are rewritten, read the database with no filter policy
+     (options.filter_policy = NULL; plyvel: no bloom_filter_bits): LevelDB then
+     reads every table it would consult, and finds every key.
+  2. Rewrite every filter: open the database with the policy you mean to keep (the
+     name LevelDB stores is its Name(); a filter block of another name is ignored)
+     and compact the whole range (DB::CompactRange(nullptr, nullptr);
+     leveldb_compact_range(db, NULL, 0, NULL, 0); plyvel: db.compact_range()).
+     Compaction reads keys without filters and writes new ones for every table.
+  3. Audit again.";
 
 impl Report {
     pub fn error(&mut self, file: &Path, offset: Option<u64>, message: String) {
@@ -47,12 +98,48 @@ impl Report {
     pub fn add(&mut self, file: &Path, outcome: Outcome) {
         match outcome {
             Outcome::Audited(table) => {
-                self.keys += table.keys;
+                self.entries += table.entries;
+                self.distinct_user_keys_per_table += table.distinct_user_keys;
                 self.missed += table.missed;
                 self.tables.push(*table);
             }
             Outcome::Unreadable(offset, message) => self.error(file, offset, message),
             Outcome::Skipped => self.skipped.push(file.display().to_string()),
+        }
+    }
+
+    /// Settles the verdict and the summary figures once every table is in.
+    pub fn finish(&mut self) {
+        self.verdict = Some(if self.missed > 0 {
+            Verdict::KeysMissed
+        } else if !self.errors.is_empty() {
+            Verdict::Unreadable
+        } else {
+            Verdict::Ok
+        });
+        let (weighted, weight) = self.tables.iter().fold((0.0, 0usize), |(sum, n), t| {
+            match t.false_positive_percent {
+                Some(fp) => (
+                    sum + fp * t.distinct_user_keys as f64,
+                    n + t.distinct_user_keys,
+                ),
+                None => (sum, n),
+            }
+        });
+        self.false_positive_percent = (weight > 0).then(|| weighted / weight as f64);
+        for t in &self.tables {
+            if let Some(why) = &t.filter_block_ignored {
+                self.notes.push(format!(
+                    "{}: LevelDB ignores its filter block ({why}): every key may match there",
+                    t.file
+                ));
+            }
+            if t.missed_by_old_x86_leveldb > 0 {
+                self.notes.push(format!(
+                    "{}: LevelDB before 1.18 on x86 (signed hash) would miss {} keys",
+                    t.file, t.missed_by_old_x86_leveldb
+                ));
+            }
         }
     }
 
@@ -68,24 +155,19 @@ impl Report {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for t in &self.tables {
-            let fp = match (t.fp_measured, t.fp_theory) {
-                (Some(measured), Some(theory)) => {
-                    format!(
-                        "fp {:.2}% (theory {:.2}%)",
-                        100.0 * measured,
-                        100.0 * theory
-                    )
-                }
-                _ => "fp -".to_string(),
-            };
+            let fp = t
+                .false_positive_percent
+                .map_or("fp -".to_string(), |fp| format!("fp {fp:.2}% measured"));
+            let level = t.level.map_or(String::new(), |l| format!("L{l}  "));
             let _ = writeln!(
                 out,
-                "{}  {}  {}  filters {}  keys {}  missed {}  {:.1} bits/key  k={}  {} filter bytes  {}",
+                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key  k={}  {} filter bytes  {}",
                 t.file,
+                level,
                 t.dialect.name(),
                 t.filter_name.as_deref().unwrap_or("(no filter)"),
                 t.filters,
-                t.keys,
+                t.entries,
                 t.missed,
                 t.bits_per_key,
                 t.k.map_or("-".to_string(), |k| k.to_string()),
@@ -95,19 +177,16 @@ impl Report {
             for key in &t.missed_keys {
                 let _ = writeln!(out, "  MISSED {key}");
             }
-            if t.missed_by_old_x86_leveldb > 0 {
+            if t.missed > t.missed_keys.len() {
                 let _ = writeln!(
                     out,
-                    "  warning: LevelDB before 1.18 on x86 (signed hash) would miss {} keys",
-                    t.missed_by_old_x86_leveldb
+                    "  ... and {} more missed keys (--max-missed)",
+                    t.missed - t.missed_keys.len()
                 );
             }
         }
         for e in &self.errors {
-            let at = e
-                .offset
-                .map_or(String::new(), |o| format!(" at offset {o}"));
-            let _ = writeln!(out, "ERROR {}{}: {}", e.file, at, e.message);
+            let _ = writeln!(out, "ERROR {}", e.line());
         }
         for file in &self.skipped {
             let _ = writeln!(out, "skipped {file}: deleted while auditing (a compaction)");
@@ -121,34 +200,29 @@ impl Report {
         }
         let dialects: Vec<String> = dialects.iter().map(|(d, n)| format!("{d} {n}")).collect();
         let filter_bytes: usize = self.tables.iter().map(|t| t.filter_bytes).sum();
-        let (weighted, weight) =
-            self.tables
-                .iter()
-                .fold((0.0, 0usize), |(sum, n), t| match t.fp_theory {
-                    Some(fp) => (sum + fp * t.keys as f64, n + t.keys),
-                    None => (sum, n),
-                });
         let _ = writeln!(
             out,
-            "\ntables: {} ({}); keys: {}; missed: {}; filter memory: {} bytes; expected false positives: {}; errors: {}; skipped: {}",
+            "\ntables: {} ({}); entries: {} ({} distinct user keys per table, summed); missed: {}; filter memory: {} bytes; false positives: {} (measured on random absent keys); errors: {}; skipped: {}",
             self.tables.len(),
             if dialects.is_empty() { "none".to_string() } else { dialects.join(", ") },
-            self.keys,
+            self.entries,
+            self.distinct_user_keys_per_table,
             self.missed,
             filter_bytes,
-            if weight == 0 { "-".to_string() } else { format!("{:.2}%", 100.0 * weighted / weight as f64) },
+            self.false_positive_percent.map_or("-".to_string(), |fp| format!("{fp:.2}%")),
             self.errors.len(),
             self.skipped.len()
         );
+        if self.missed > 0 {
+            let _ = writeln!(out, "{GUIDANCE}");
+        }
         let _ = writeln!(
             out,
             "{}",
-            if self.clean() {
-                "OK: no key can disappear behind these filters"
-            } else if self.missed > 0 {
-                "FAILED: keys would be missed (listed above)"
-            } else {
-                "FAILED: some tables could not be read (listed above)"
+            match self.verdict {
+                Some(Verdict::Ok) => "OK: no key can disappear behind these filters",
+                Some(Verdict::KeysMissed) => "FAILED: keys would be missed (listed above)",
+                _ => "FAILED: some tables could not be read (listed above)",
             }
         );
         out

@@ -6,72 +6,14 @@
 //! Run with `cargo test --workspace` (as `make test` does): the swapped database
 //! needs the library's cdylib, which the workspace's root package builds.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
 use leveldb_bloom::hash::{hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{BloomFilterPolicy, Filter};
-use leveldb_table::{masked_crc, FilterBlock, Table};
-
-const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-const PYTHON: &str = "/usr/bin/python3";
-
-/// A directory removed afterwards.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "leveldb-bloom-audit-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn audit(args: &[&Path]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
-        .arg("audit")
-        .args(args)
-        .output()
-        .expect("the tool runs");
-    (
-        output.status.code().expect("exits, no signal"),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-fn audit_json(path: &Path) -> (i32, serde_json::Value) {
-    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
-        .args(["audit", "--json"])
-        .arg(path)
-        .output()
-        .expect("the tool runs");
-    let json = serde_json::from_slice(&output.stdout).expect("one JSON document");
-    (output.status.code().unwrap(), json)
-}
-
-fn succeed(command: &mut Command) -> Output {
-    let output = command.output().expect("runs");
-    assert!(
-        output.status.success(),
-        "{command:?}: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
 
 /// Every table `leveldb`, none missed, exit 0.
 fn assert_all_leveldb(dir: &Path) {
@@ -86,36 +28,8 @@ fn assert_all_leveldb(dir: &Path) {
         assert_eq!(table["filter_name"], "leveldb.BuiltinBloomFilter2");
     }
     assert_eq!(json["missed"], 0);
-    assert!(json["keys"].as_u64().unwrap() > 10_000);
-}
-
-/// plyvel on Debian's LevelDB 1.23, stock and swapped by LD_PRELOAD.
-fn plyvel_database(swapped: bool) -> Scratch {
-    let dir = Scratch::new();
-    let mut command = Command::new(PYTHON);
-    command
-        .arg(Path::new(REPO).join("tests/loaders/python_db.py"))
-        .args(["plyvel", "write"])
-        .arg(&dir.0);
-    if swapped {
-        let exe = std::env::current_exe().unwrap();
-        let lib = exe.parent().unwrap().join("libleveldb_bloom.so");
-        assert!(
-            lib.exists(),
-            "{} missing: run cargo test --workspace",
-            lib.display()
-        );
-        command
-            .env("LD_PRELOAD", &lib)
-            .env("LEVELDB_BLOOM_LIB", &lib);
-    }
-    let shown = String::from_utf8(succeed(&mut command).stdout).unwrap();
-    assert!(shown.contains(if swapped {
-        "swap status: 3"
-    } else {
-        "swap status: absent"
-    }));
-    dir
+    assert!(json["entries"].as_u64().unwrap() > 10_000);
+    assert_eq!(json["verdict"], "ok");
 }
 
 #[test]
@@ -218,43 +132,6 @@ fn goleveldb_database_is_legacy_unsigned() {
     }
 }
 
-fn ldb_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// LevelDB's masked crc32c of a block and its type byte.
-/// Rewrites each filter of `table` with `rewrite(filter index, its keys, filter)`,
-/// keeping its length, and fixes the filter block's checksum.
-fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], &mut [u8])) {
-    let mut data = std::fs::read(table).unwrap();
-    let parsed = Table::open(&data).unwrap();
-    let handle = ["leveldb.BuiltinBloomFilter2", "leveldb.BuiltinBloomFilter"]
-        .into_iter()
-        .find_map(|name| parsed.filter_block_handle(name).unwrap())
-        .expect("a filter block");
-    let block = parsed.block(handle).unwrap().into_owned();
-    let filters = FilterBlock::parse(&block, 0).unwrap();
-    let keys = parsed.keys_by_filter(&filters).unwrap();
-    let start = handle.offset as usize;
-    for (i, keys) in keys.iter().enumerate() {
-        let Some(filter) = filters.filter(i) else {
-            continue;
-        };
-        let at = start + (filter.as_ptr() as usize - block.as_ptr() as usize);
-        rewrite(i, keys, &mut data[at..at + filter.len()]);
-    }
-    let end = start + handle.size as usize;
-    let crc = masked_crc(&data[start..end], data[end]);
-    data[end + 1..end + 5].copy_from_slice(&crc.to_le_bytes());
-    std::fs::write(table, data).unwrap();
-}
-
 /// Filters built by this test with the signed hash, as LevelDB before 1.18 on x86
 /// wrote them, under `leveldb.BuiltinBloomFilter`: `legacy-signed`, and every key
 /// that an unsigned reader (goleveldb) misses is listed; exit 1.
@@ -262,7 +139,13 @@ fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], &mut
 fn signed_filters_are_legacy_signed_and_unsigned_misses_reported() {
     let (db, _keys) = goleveldb_database();
     let policy = BloomFilterPolicy::new(10);
-    let tables = ldb_files(&db.0);
+    // The live tables: those the audit reads (goleveldb leaves replaced ones behind
+    // until it next opens the database).
+    let version = leveldb_table::manifest::live_version(&db.0).unwrap();
+    let tables: Vec<PathBuf> = (0..7)
+        .flat_map(|level| version.files(level))
+        .map(|t| db.0.join(format!("{:06}.ldb", t.number)))
+        .collect();
     let mut expected_missed = Vec::new();
     for table in &tables {
         rewrite_filters(table, |_, keys, filter| {
@@ -298,8 +181,40 @@ fn signed_filters_are_legacy_signed_and_unsigned_misses_reported() {
     }
     missed.sort();
     expected_missed.sort();
+    assert_eq!(
+        (missed.len(), missed.first(), missed.last()),
+        (
+            expected_missed.len(),
+            expected_missed.first(),
+            expected_missed.last()
+        )
+    );
     assert_eq!(missed, expected_missed);
     assert_eq!(json["missed"], expected_missed.len());
+    assert_eq!(json["verdict"], "keys-missed");
+
+    // --max-missed caps the keys listed, never the count; the text says what to do.
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .args(["audit", "--max-missed", "3"])
+        .arg(&db.0)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text.matches("  MISSED ").count(),
+        3 * tables.len(),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("missed: {};", expected_missed.len())),
+        "{text}"
+    );
+    assert!(text.contains("more missed keys (--max-missed)"), "{text}");
+    assert!(
+        text.contains("what to do:") && text.contains("compact"),
+        "{text}"
+    );
 }
 
 /// One bit cleared that only one key of its filter set: that key, and only it, is

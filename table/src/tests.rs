@@ -1,6 +1,7 @@
 //! The reader's parts on bytes written out by hand from LevelDB's table format.
 
 use super::*;
+use crate::checksum::mask;
 
 fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
@@ -111,10 +112,10 @@ fn filter_offsets_give_each_filter() {
     let bytes = filter_block(&[b"abc", b"", b"de"]);
     let block = FilterBlock::parse(&bytes, 0).unwrap();
     assert_eq!((block.count(), block.base_lg), (3, 11));
-    assert_eq!(block.filter(0), Some(&b"abc"[..]));
-    assert_eq!(block.filter(1), Some(&b""[..]));
-    assert_eq!(block.filter(2), Some(&b"de"[..]));
-    assert_eq!(block.filter(3), None);
+    assert_eq!(block.lookup(0), Lookup::Filter(b"abc"));
+    assert_eq!(block.lookup(1), Lookup::Filter(b""));
+    assert_eq!(block.lookup(2), Lookup::Filter(b"de"));
+    assert_eq!(block.lookup(3), Lookup::MayMatch);
     assert_eq!(
         (
             block.index_of(0),
@@ -144,4 +145,192 @@ fn checksums_are_masked_as_leveldb_masks_them() {
         assert_eq!(unmask(mask(crc)), crc);
     }
     assert_eq!(masked_crc(b"", 0), mask(crc32c::crc32c(&[0])));
+}
+
+/// Each branch of LevelDB 1.23's `FilterBlockReader::KeyMayMatch`.
+#[test]
+fn lookups_follow_leveldbs_filter_block_reader_branch_by_branch() {
+    // Filters "abc" at 0..3 and "de" at 3..5; the offset array at 5.
+    let good = filter_block(&[b"abc", b"de"]);
+    let with_offsets = |first: (u32, u32)| {
+        let mut bytes = good.clone();
+        bytes[5..9].copy_from_slice(&first.0.to_le_bytes());
+        // filter 0's limit is filter 1's start.
+        bytes[9..13].copy_from_slice(&first.1.to_le_bytes());
+        bytes
+    };
+    fn lookup0(bytes: &[u8]) -> Lookup<'_> {
+        FilterBlock::parse(bytes, 0).unwrap().lookup(0)
+    }
+    // start <= limit <= array: the policy is asked (an empty filter too).
+    assert_eq!(lookup0(&with_offsets((1, 3))), Lookup::Filter(b"bc"));
+    assert_eq!(lookup0(&with_offsets((2, 2))), Lookup::Filter(b""));
+    assert_eq!(lookup0(&with_offsets((5, 5))), Lookup::Filter(b""));
+    // start == limit past the array: "absent" for every key, without the policy.
+    assert_eq!(lookup0(&with_offsets((6, 6))), Lookup::Absent);
+    assert_eq!(lookup0(&with_offsets((u32::MAX, u32::MAX))), Lookup::Absent);
+    // start > limit, or limit past the array: "may match".
+    assert_eq!(lookup0(&with_offsets((3, 2))), Lookup::MayMatch);
+    assert_eq!(lookup0(&with_offsets((0, 6))), Lookup::MayMatch);
+    // No filter of that index: "may match".
+    let block = FilterBlock::parse(&good, 0).unwrap();
+    assert_eq!(block.lookup(2), Lookup::MayMatch);
+    assert_eq!(block.lookup(usize::MAX), Lookup::MayMatch);
+    // An array whose length is not a multiple of 4: LevelDB's count rounds down.
+    let mut odd = b"x".to_vec();
+    odd.extend_from_slice(&good);
+    let n = odd.len();
+    odd[n - 5..n - 1].copy_from_slice(&4u32.to_le_bytes());
+    let block = FilterBlock::parse(&odd, 0).unwrap();
+    assert_eq!(block.count(), (n - 5 - 4) / 4);
+}
+
+#[test]
+fn the_filter_index_shifts_as_x86_64_and_aarch64_do() {
+    let mut bytes = filter_block(&[b"abc"]);
+    let n = bytes.len();
+    for (base_lg, offset, index) in [
+        (11, 4096, 2),
+        (0, 4096, 4096),
+        (64, 4096, 4096),
+        (75, 4096, 2),
+    ] {
+        bytes[n - 1] = base_lg;
+        assert_eq!(
+            FilterBlock::parse(&bytes, 0).unwrap().index_of(offset),
+            index
+        );
+    }
+}
+
+/// A table of one uncompressed data block of `entries`, an empty metaindex and
+/// its index, written as LevelDB lays them out.
+fn table_bytes(entries: &[(u64, &[u8], &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let put_block = |out: &mut Vec<u8>, contents: &[u8]| {
+        let handle = BlockHandle {
+            offset: out.len() as u64,
+            size: contents.len() as u64,
+        };
+        out.extend_from_slice(contents);
+        out.push(0);
+        let crc = masked_crc(contents, 0);
+        out.extend_from_slice(&crc.to_le_bytes());
+        handle
+    };
+    let data = put_block(&mut out, &block(entries, &[0]));
+    let metaindex = put_block(&mut out, &block(&[], &[]));
+    let mut handle = Vec::new();
+    put_varint(&mut handle, data.offset);
+    put_varint(&mut handle, data.size);
+    let index = put_block(&mut out, &block(&[(0, b"zzzzzzzzz", &handle)], &[0]));
+    let mut footer = Vec::new();
+    for h in [metaindex, index] {
+        put_varint(&mut footer, h.offset);
+        put_varint(&mut footer, h.size);
+    }
+    footer.resize(40, 0);
+    footer.extend_from_slice(&0xdb47_7524_8b80_fb57u64.to_le_bytes());
+    out.extend_from_slice(&footer);
+    out
+}
+
+#[test]
+fn data_blocks_are_read_from_slices_and_checked() {
+    let bytes = table_bytes(&[(0, b"key1\x01\0\0\0\0\0\0\0", b"v")]);
+    let table = Table::open(&bytes[..]).unwrap();
+    let mut seen = Vec::new();
+    table
+        .for_each_data_block(|handle, block| {
+            each_entry(block, handle.offset, |key, value| {
+                seen.push((key.to_vec(), value.to_vec()));
+                Ok(())
+            })
+        })
+        .unwrap();
+    assert_eq!(seen, [(b"key1\x01\0\0\0\0\0\0\0".to_vec(), b"v".to_vec())]);
+    // One flipped bit in the data block: its checksum says so.
+    let mut flipped = bytes.clone();
+    flipped[5] ^= 1;
+    let error = Table::open(&flipped[..])
+        .unwrap()
+        .for_each_data_block(|_, _| Ok(()))
+        .unwrap_err();
+    assert!(error.message.contains("checksum mismatch"), "{error}");
+}
+
+/// A source that claims `len` bytes of zeros, holding none of them.
+struct Huge {
+    len: u64,
+    tail: Vec<u8>,
+}
+
+impl ReadAt for Huge {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.len)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let tail_start = self.len - self.tail.len() as u64;
+        for (i, byte) in buf.iter_mut().enumerate() {
+            let at = offset + i as u64;
+            *byte = if at >= tail_start {
+                self.tail[(at - tail_start) as usize]
+            } else {
+                0
+            };
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
+    // A footer whose index claims a terabyte block: larger than any block read.
+    let footer = |index: BlockHandle| {
+        let mut footer = Vec::new();
+        for h in [BlockHandle { offset: 0, size: 0 }, index] {
+            put_varint(&mut footer, h.offset);
+            put_varint(&mut footer, h.size);
+        }
+        footer.resize(40, 0);
+        footer.extend_from_slice(&0xdb47_7524_8b80_fb57u64.to_le_bytes());
+        footer
+    };
+    let huge = Huge {
+        len: 1 << 42,
+        tail: footer(BlockHandle {
+            offset: 0,
+            size: 1 << 40,
+        }),
+    };
+    let table = Table::open(&huge).unwrap();
+    let error = table.block(table.index).unwrap_err();
+    assert!(error.message.contains("larger than any"), "{error}");
+    // Within the limit but past the end of the file.
+    let bytes = table_bytes(&[]);
+    let mut past = bytes.clone();
+    let n = past.len();
+    past[n - 48..].copy_from_slice(&footer(BlockHandle {
+        offset: 10,
+        size: 1 << 20,
+    }));
+    let table = Table::open(&past[..]).unwrap();
+    let error = table.block(table.index).unwrap_err();
+    assert!(error.message.contains("runs past the end"), "{error}");
+    // Snappy claiming a gigabyte from a few bytes.
+    let mut contents = Vec::new();
+    put_varint(&mut contents, 1 << 30);
+    contents.extend_from_slice(&[0; 4]);
+    let mut raw = contents.clone();
+    raw.push(1);
+    raw.extend_from_slice(&masked_crc(&contents, 1).to_le_bytes());
+    let handle = BlockHandle {
+        offset: 0,
+        size: contents.len() as u64,
+    };
+    let mut out = Vec::new();
+    let error = crate::table::decode_into(&raw, handle, &mut out).unwrap_err();
+    assert!(error.message.contains("claims"), "{error}");
+    assert!(out.capacity() < 1 << 20);
 }

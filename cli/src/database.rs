@@ -1,0 +1,151 @@
+//! Which files to audit: a database directory as LevelDB sees it (the live tables of
+//! the current version, from `CURRENT` and its MANIFEST, each with its level), or,
+//! without a readable MANIFEST, the files named like tables; a path that is a file
+//! is audited as a table.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The comparator of every database whose tables' filters this tool reads: the
+/// tables' order, and what a filter's keys are, are its own.
+const BYTEWISE: &str = "leveldb.BytewiseComparator";
+
+/// A table file to audit.
+pub struct Job {
+    pub path: PathBuf,
+    /// Its level, when the current version lists it.
+    pub level: Option<u32>,
+    /// Its number, when the current version lists it (a missing file is then an
+    /// error, unless a compaction deleted it meanwhile).
+    pub live_number: Option<u64>,
+}
+
+/// What to audit in one path given on the command line.
+pub struct Plan {
+    pub jobs: Vec<Job>,
+    pub notes: Vec<String>,
+    /// Whether the tables were taken from the database's current version.
+    pub from_manifest: bool,
+}
+
+/// The tables of `path`: itself when it is not a directory.
+pub fn plan(path: &Path) -> Result<Plan, String> {
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !metadata.is_dir() {
+        return Ok(Plan {
+            jobs: vec![Job {
+                path: path.to_path_buf(),
+                level: None,
+                live_number: None,
+            }],
+            notes: Vec::new(),
+            from_manifest: false,
+        });
+    }
+    let named = named_like_tables(path)?;
+    let mut notes = Vec::new();
+    match live_tables(path) {
+        Ok(live) => {
+            let numbers: BTreeSet<u64> = live.iter().map(|&(_, number)| number).collect();
+            for (number, file) in &named {
+                if !numbers.contains(number) {
+                    notes.push(format!(
+                        "{}: not live (the current version does not list it; LevelDB deletes such files when it opens the database)",
+                        file.display()
+                    ));
+                }
+            }
+            let jobs = live
+                .into_iter()
+                .map(|(level, number)| Job {
+                    path: table_path(path, number, &named),
+                    level: Some(level),
+                    live_number: Some(number),
+                })
+                .collect();
+            Ok(Plan {
+                jobs,
+                notes,
+                from_manifest: true,
+            })
+        }
+        Err(why) => {
+            notes.push(format!(
+                "{}: no readable MANIFEST ({why}): audited every file named like a table, live or not",
+                path.display()
+            ));
+            if named.is_empty() {
+                notes.push(format!("{}: no table files (*.ldb, *.sst)", path.display()));
+            }
+            let jobs = named
+                .into_iter()
+                .map(|(_, path)| Job {
+                    path,
+                    level: None,
+                    live_number: None,
+                })
+                .collect();
+            Ok(Plan {
+                jobs,
+                notes,
+                from_manifest: false,
+            })
+        }
+    }
+}
+
+/// The live tables of the database in `dir`, by level and number.
+pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>, String> {
+    let version = leveldb_table::manifest::live_version(dir).map_err(|e| e.to_string())?;
+    if let Some(name) = version
+        .comparator
+        .as_deref()
+        .filter(|&name| name != BYTEWISE)
+    {
+        return Err(format!(
+            "{}: comparator {name:?}, not {BYTEWISE:?}",
+            version.manifest.display()
+        ));
+    }
+    let mut live = Vec::new();
+    for level in 0..version.levels.len() {
+        for table in version.files(level) {
+            live.push((level as u32, table.number));
+        }
+    }
+    Ok(live)
+}
+
+/// The files of `dir` named as LevelDB names tables (`NNNNNN.ldb`, or `.sst` as
+/// before 1.14), by number; any file type.
+fn named_like_tables(dir: &Path) -> Result<Vec<(u64, PathBuf)>, String> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let number = path
+            .extension()
+            .filter(|ext| *ext == "ldb" || *ext == "sst")
+            .and(path.file_stem())
+            .and_then(|stem| stem.to_str()?.parse::<u64>().ok());
+        match number {
+            Some(number) => files.push((number, path)),
+            None if path.extension().is_some_and(|e| e == "ldb" || e == "sst") => {
+                files.push((u64::MAX, path))
+            }
+            None => {}
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The file of live table `number`: `NNNNNN.ldb`, or the `.sst` LevelDB also opens.
+fn table_path(dir: &Path, number: u64, named: &[(u64, PathBuf)]) -> PathBuf {
+    let ldb = dir.join(format!("{number:06}.ldb"));
+    let sst = dir.join(format!("{number:06}.sst"));
+    if named.iter().any(|(_, p)| *p == sst) && !named.iter().any(|(_, p)| *p == ldb) {
+        sst
+    } else {
+        ldb
+    }
+}

@@ -1,0 +1,159 @@
+//! What the tool's tests share: scratch directories, running the tool, databases
+//! written by real LevelDB (plyvel on Debian's LevelDB 1.23), and rewriting a
+//! table's filter block in place.
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use leveldb_table::{masked_crc, FilterBlock, Lookup, Table};
+
+pub const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+pub const PYTHON: &str = "/usr/bin/python3";
+
+/// A directory removed afterwards.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "leveldb-bloom-audit-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        Self(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn audit(args: &[&Path]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .arg("audit")
+        .args(args)
+        .output()
+        .expect("the tool runs");
+    (
+        output.status.code().expect("exits, no signal"),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+pub fn audit_json(path: &Path) -> (i32, serde_json::Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .args(["audit", "--json", "--max-missed", "1000000"])
+        .arg(path)
+        .output()
+        .expect("the tool runs");
+    let json = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    (output.status.code().unwrap(), json)
+}
+
+pub fn succeed(command: &mut Command) -> Output {
+    let output = command.output().expect("runs");
+    assert!(
+        output.status.success(),
+        "{command:?}: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// plyvel on Debian's LevelDB 1.23, stock and swapped by LD_PRELOAD.
+pub fn plyvel_database(swapped: bool) -> Scratch {
+    let dir = Scratch::new();
+    let mut command = Command::new(PYTHON);
+    command
+        .arg(Path::new(REPO).join("tests/loaders/python_db.py"))
+        .args(["plyvel", "write"])
+        .arg(&dir.0);
+    if swapped {
+        let exe = std::env::current_exe().unwrap();
+        let lib = exe.parent().unwrap().join("libleveldb_bloom.so");
+        assert!(
+            lib.exists(),
+            "{} missing: run cargo test --workspace",
+            lib.display()
+        );
+        command
+            .env("LD_PRELOAD", &lib)
+            .env("LEVELDB_BLOOM_LIB", &lib);
+    }
+    let shown = String::from_utf8(succeed(&mut command).stdout).unwrap();
+    assert!(shown.contains(if swapped {
+        "swap status: 3"
+    } else {
+        "swap status: absent"
+    }));
+    dir
+}
+
+pub fn ldb_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The filter block of `table` (under either of LevelDB's names): its bytes in the
+/// file and its handle's offset.
+pub fn filter_block_range(data: &[u8]) -> std::ops::Range<usize> {
+    let parsed = Table::open(data).unwrap();
+    let handle = ["leveldb.BuiltinBloomFilter2", "leveldb.BuiltinBloomFilter"]
+        .into_iter()
+        .find_map(|name| parsed.filter_block_handle(name).unwrap())
+        .expect("a filter block");
+    handle.offset as usize..(handle.offset + handle.size) as usize
+}
+
+/// Rewrites the filter block of `table` in place with `rewrite` (its length kept) and
+/// fixes its checksum.
+pub fn rewrite_filter_block(table: &Path, rewrite: impl FnOnce(&mut [u8])) {
+    let mut data = std::fs::read(table).unwrap();
+    let range = filter_block_range(&data);
+    rewrite(&mut data[range.clone()]);
+    let end = range.end;
+    let crc = masked_crc(&data[range], data[end]);
+    data[end + 1..end + 5].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(table, data).unwrap();
+}
+
+/// Rewrites each filter of `table` with `rewrite(filter index, its keys, filter)`,
+/// keeping its length, and fixes the filter block's checksum.
+pub fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], &mut [u8])) {
+    let data = std::fs::read(table).unwrap();
+    let keys = {
+        let parsed = Table::open(&data).unwrap();
+        let range = filter_block_range(&data);
+        let filters = FilterBlock::parse(&data[range], 0).unwrap();
+        parsed.keys_by_filter(&filters).unwrap()
+    };
+    rewrite_filter_block(table, |block| {
+        let filters = FilterBlock::parse(block, 0).unwrap();
+        let spans: Vec<_> = (0..keys.len())
+            .map(|i| match filters.lookup(i) {
+                Lookup::Filter(filter) => {
+                    Some(filter.as_ptr() as usize - block.as_ptr() as usize..filter.len())
+                }
+                _ => None,
+            })
+            .collect();
+        for (i, span) in spans.into_iter().enumerate() {
+            if let Some(span) = span {
+                rewrite(i, &keys[i], &mut block[span.start..span.start + span.end]);
+            }
+        }
+    });
+}

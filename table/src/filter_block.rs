@@ -1,0 +1,128 @@
+//! The filter block, read as LevelDB 1.23's `FilterBlockReader` reads it
+//! (table/filter_block.cc), branch by branch: what LevelDB does with a filter
+//! block, however malformed, is what a reader of it must predict.
+
+use crate::block::{each_entry, handle_value, INTERNAL_KEY_TAG_LEN};
+use crate::source::ReadAt;
+use crate::table::{BlockHandle, Table};
+use crate::{error, fixed32, TableError};
+
+/// A filter block: one filter per `2^base_lg` bytes of data-block offsets.
+pub struct FilterBlock<'a> {
+    data: &'a [u8],
+    /// Where the offset array starts (LevelDB's `offset_ - data_`).
+    array_offset: usize,
+    count: usize,
+    pub base_lg: u8,
+}
+
+/// What LevelDB's `KeyMayMatch(block_offset, key)` does for the data block at
+/// `block_offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup<'a> {
+    /// It asks the policy about this filter (empty filters included: the bloom policy
+    /// answers "absent" for anything shorter than two bytes).
+    Filter(&'a [u8]),
+    /// "Absent" for every key without asking the policy: an offset pair whose start
+    /// equals its limit but lies past the offset array (`start == limit`, the
+    /// "empty filters do not match any keys" branch).
+    Absent,
+    /// "May match" for every key: no filter has this index, or its offsets are bad
+    /// ("errors are treated as potential matches").
+    MayMatch,
+}
+
+impl<'a> FilterBlock<'a> {
+    /// The filter block `data` (at `offset` in its file, for errors). An error where
+    /// LevelDB's reader takes the block as holding no filter at all (shorter than 5
+    /// bytes, or an offset array starting past its end): LevelDB then answers "may
+    /// match" for every key, so such a block hides no key.
+    pub fn parse(data: &'a [u8], offset: u64) -> Result<Self, TableError> {
+        let n = data.len();
+        if n < 5 {
+            return error(offset, "filter block shorter than 5 bytes");
+        }
+        let array_offset = fixed32(data, n - 5).expect("checked") as usize;
+        if array_offset > n - 5 {
+            return error(offset, "filter block's offset array starts past its end");
+        }
+        Ok(Self {
+            data,
+            array_offset,
+            count: (n - 5 - array_offset) / 4,
+            base_lg: data[n - 1],
+        })
+    }
+
+    /// How many filters the block holds (LevelDB's `num_`).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// What LevelDB does with filter `i`.
+    pub fn lookup(&self, i: usize) -> Lookup<'a> {
+        if i >= self.count {
+            return Lookup::MayMatch;
+        }
+        let entry = self.array_offset + 4 * i;
+        let start = fixed32(self.data, entry).expect("within the array") as usize;
+        let limit = fixed32(self.data, entry + 4).expect("within the block") as usize;
+        if start <= limit && limit <= self.array_offset {
+            Lookup::Filter(&self.data[start..limit])
+        } else if start == limit {
+            Lookup::Absent
+        } else {
+            Lookup::MayMatch
+        }
+    }
+
+    /// The index of the filter that covers the data block starting at `offset`:
+    /// `offset >> base_lg`. LevelDB shifts a 64-bit value by a `size_t`, undefined in
+    /// C++ from 64 on; x86-64 and AArch64 take the count modulo 64, as here.
+    pub fn index_of(&self, offset: u64) -> usize {
+        usize::try_from(offset.wrapping_shr(u32::from(self.base_lg))).unwrap_or(usize::MAX)
+    }
+}
+
+impl<R: ReadAt + ?Sized> Table<'_, R> {
+    /// The handle of the filter block stored under `filter.` + `policy_name`, if any.
+    pub fn filter_block_handle(
+        &self,
+        policy_name: &str,
+    ) -> Result<Option<BlockHandle>, TableError> {
+        let metaindex = self.block(self.metaindex)?;
+        let key = format!("filter.{policy_name}");
+        let mut found = None;
+        each_entry(&metaindex, self.metaindex.offset, |name, value| {
+            if found.is_none() && name == key.as_bytes() {
+                found = Some(handle_value(value, self.metaindex.offset)?);
+            }
+            Ok(())
+        })?;
+        Ok(found)
+    }
+
+    /// The user keys (internal keys without their tag) of the data blocks each filter
+    /// of `filters` covers, in order, duplicates kept: what the table builder gave
+    /// the policy for each filter. Holds every key of the table: for tests and small
+    /// tables.
+    pub fn keys_by_filter(
+        &self,
+        filters: &FilterBlock<'_>,
+    ) -> Result<Vec<Vec<Vec<u8>>>, TableError> {
+        let mut keys = vec![Vec::new(); filters.count()];
+        self.for_each_data_block(|handle, block| {
+            let Some(covering) = keys.get_mut(filters.index_of(handle.offset)) else {
+                return Ok(());
+            };
+            each_entry(block, handle.offset, |key, _| {
+                let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
+                    return error(handle.offset, "a key shorter than its 8-byte tag");
+                };
+                covering.push(key[..user_key_len].to_vec());
+                Ok(())
+            })
+        })?;
+        Ok(keys)
+    }
+}

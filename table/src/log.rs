@@ -1,0 +1,163 @@
+//! LevelDB's log format (doc/log_format.md), which holds the MANIFEST and the
+//! write-ahead log: 32 KiB blocks of records, each with a masked crc32c of its type
+//! and payload, its length and its type; a record longer than the rest of a block
+//! is split into FIRST, MIDDLE and LAST fragments; a block tail shorter than a header
+//! is zeros. Read in memory bounded by a block and the record being assembled.
+
+use std::io::{self, Read};
+
+use crate::checksum::unmask;
+use crate::fixed32;
+
+const BLOCK_LEN: usize = 32 * 1024;
+const HEADER_LEN: usize = 7;
+/// The largest record assembled: a MANIFEST's first record lists every table of the
+/// database and a write-ahead log record is one write batch, both far smaller in
+/// any database this reader is meant for.
+pub const MAX_RECORD_LEN: usize = 256 << 20;
+
+const ZERO: u8 = 0;
+const FULL: u8 = 1;
+const FIRST: u8 = 2;
+const MIDDLE: u8 = 3;
+const LAST: u8 = 4;
+
+/// Where a log is broken, and how.
+#[derive(Debug)]
+pub struct LogError {
+    /// The byte offset in the file of the record or fragment at fault.
+    pub offset: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for LogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at offset {}: {}", self.offset, self.message)
+    }
+}
+
+fn corrupt<T>(offset: u64, message: impl Into<String>) -> Result<T, LogError> {
+    Err(LogError {
+        offset,
+        message: message.into(),
+    })
+}
+
+/// A record's fragment: its offset in the file, its type and its payload.
+type Fragment<'a> = (u64, u8, &'a [u8]);
+
+/// The records of a log, read from any byte stream.
+pub struct LogReader<R> {
+    source: R,
+    block: Vec<u8>,
+    /// Where the unread part of `block` starts, and the file offset of `block`.
+    pos: usize,
+    block_offset: u64,
+    eof: bool,
+}
+
+impl<R: Read> LogReader<R> {
+    pub fn new(source: R) -> Self {
+        Self {
+            source,
+            block: Vec::with_capacity(BLOCK_LEN),
+            pos: 0,
+            block_offset: 0,
+            eof: false,
+        }
+    }
+
+    /// The next record and its offset, `None` at the end of the log. As LevelDB's
+    /// reader, a header or fragment cut short by the end of the file ends the log
+    /// without error (a writer that died mid-record); anything else that does not
+    /// check out (a checksum, a length past its block, fragments out of order, an
+    /// unknown type) is an error, as it is when LevelDB recovers a MANIFEST.
+    pub fn next_record(&mut self) -> Result<Option<(u64, Vec<u8>)>, LogError> {
+        let mut record: Option<(u64, Vec<u8>)> = None;
+        loop {
+            let Some((offset, kind, fragment)) = self.next_fragment()? else {
+                return Ok(None);
+            };
+            match (kind, record.as_mut()) {
+                (FULL, None) => return Ok(Some((offset, fragment.to_vec()))),
+                (FIRST, None) => record = Some((offset, fragment.to_vec())),
+                (MIDDLE | LAST, Some((_, assembled))) => {
+                    if assembled.len() + fragment.len() > MAX_RECORD_LEN {
+                        return corrupt(
+                            offset,
+                            format!("record longer than {MAX_RECORD_LEN} bytes"),
+                        );
+                    }
+                    assembled.extend_from_slice(fragment);
+                    if kind == LAST {
+                        return Ok(record);
+                    }
+                }
+                (FULL | FIRST, Some(_)) => return corrupt(offset, "partial record without end"),
+                (MIDDLE | LAST, None) => {
+                    return corrupt(offset, "missing start of fragmented record")
+                }
+                (other, _) => return corrupt(offset, format!("unknown record type {other}")),
+            }
+        }
+    }
+
+    /// The next fragment: its offset, type and payload; `None` at the end.
+    fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>, LogError> {
+        loop {
+            if self.block.len() - self.pos < HEADER_LEN {
+                if self.eof || !self.read_block()? {
+                    return Ok(None);
+                }
+                continue;
+            }
+            let offset = self.block_offset + self.pos as u64;
+            let header = &self.block[self.pos..self.pos + HEADER_LEN];
+            let stored = unmask(fixed32(header, 0).expect("7-byte header"));
+            let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
+            let kind = header[6];
+            let start = self.pos + HEADER_LEN;
+            if start + len > self.block.len() {
+                if self.eof {
+                    // The writer died in the middle of this record.
+                    return Ok(None);
+                }
+                return corrupt(offset, "bad record length");
+            }
+            self.pos = start + len;
+            if kind == ZERO && len == 0 {
+                // Preallocated space the mmap writer of old versions left.
+                continue;
+            }
+            let payload = &self.block[start..start + len];
+            let actual = crc32c::crc32c_append(crc32c::crc32c(&[kind]), payload);
+            if actual != stored {
+                return corrupt(offset, "checksum mismatch");
+            }
+            return Ok(Some((offset, kind, payload)));
+        }
+    }
+
+    /// Reads the next block; `false` at the end of the file.
+    fn read_block(&mut self) -> Result<bool, LogError> {
+        self.block_offset += self.block.len() as u64;
+        self.block.clear();
+        self.pos = 0;
+        let read = (&mut self.source)
+            .take(BLOCK_LEN as u64)
+            .read_to_end(&mut self.block)
+            .or_else(|e| corrupt(self.block_offset, format!("cannot read: {e}")))?;
+        if read < BLOCK_LEN {
+            self.eof = true;
+        }
+        Ok(read > 0)
+    }
+}
+
+/// A log read from a file that may be anything: see [`crate::open_regular_file`].
+pub fn open_log(path: &std::path::Path) -> io::Result<LogReader<io::BufReader<std::fs::File>>> {
+    let file = crate::open_regular_file(path)?;
+    Ok(LogReader::new(io::BufReader::with_capacity(
+        BLOCK_LEN, file,
+    )))
+}

@@ -1,0 +1,254 @@
+//! A database's current version: `CURRENT` names the MANIFEST, a log of version
+//! edits (db/version_edit.cc) whose application in order, as LevelDB 1.23's
+//! `VersionSet::Recover` applies them, gives the live tables of each level.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::internal_key::{compare_internal_keys, InternalKey};
+use crate::log::open_log;
+use crate::varint;
+
+/// LevelDB's number of levels.
+pub const NUM_LEVELS: usize = 7;
+/// `CURRENT` holds one file name; anything much longer is not a `CURRENT`.
+const MAX_CURRENT_LEN: u64 = 4096;
+
+/// Why a database's current version could not be read.
+#[derive(Debug)]
+pub struct ManifestError {
+    /// The file at fault (`CURRENT`, or the MANIFEST it names).
+    pub file: PathBuf,
+    /// The byte offset of the record at fault, when a record is.
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(offset) = self.offset {
+            write!(f, " at offset {offset}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+/// A table of the current version, as a version edit adds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveTable {
+    pub level: usize,
+    pub number: u64,
+    pub size: u64,
+    pub smallest: InternalKey,
+    pub largest: InternalKey,
+}
+
+/// One version edit: what a MANIFEST record changes.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct VersionEdit {
+    pub comparator: Option<Vec<u8>>,
+    pub log_number: Option<u64>,
+    pub prev_log_number: Option<u64>,
+    pub next_file: Option<u64>,
+    pub last_sequence: Option<u64>,
+    pub compact_pointers: Vec<(usize, InternalKey)>,
+    pub deleted: Vec<(usize, u64)>,
+    pub added: Vec<LiveTable>,
+}
+
+/// The database's current version: its tables per level, and the numbers LevelDB
+/// keeps beside them.
+#[derive(Debug)]
+pub struct Version {
+    pub manifest: PathBuf,
+    /// The comparator's name, when the MANIFEST records one (LevelDB always does).
+    pub comparator: Option<String>,
+    pub log_number: u64,
+    pub prev_log_number: u64,
+    pub next_file: u64,
+    pub last_sequence: u64,
+    pub levels: [Vec<LiveTable>; NUM_LEVELS],
+}
+
+impl Version {
+    /// The tables of `level` in the order LevelDB's `Version::Get` consults them:
+    /// level 0 newest (highest number) first, deeper levels by smallest key.
+    pub fn files(&self, level: usize) -> &[LiveTable] {
+        &self.levels[level]
+    }
+}
+
+/// Decodes one MANIFEST record (a `VersionEdit`), as LevelDB's `DecodeFrom`: any
+/// unknown tag, a level out of range or a field cut short is an error.
+pub fn decode_edit(record: &[u8]) -> Result<VersionEdit, String> {
+    let mut edit = VersionEdit::default();
+    let mut pos = 0;
+    let varint64 =
+        |pos: &mut usize, what: &str| varint(record, pos).ok_or_else(|| format!("bad {what}"));
+    let level = |pos: &mut usize, what: &str| {
+        let level = varint(record, pos)
+            .filter(|&l| l <= u64::from(u32::MAX))
+            .ok_or_else(|| format!("bad {what}"))?;
+        usize::try_from(level)
+            .ok()
+            .filter(|&l| l < NUM_LEVELS)
+            .ok_or_else(|| format!("{what}: level {level} out of range"))
+    };
+    let slice = |pos: &mut usize, what: &str| -> Result<Vec<u8>, String> {
+        let len = varint(record, pos).ok_or_else(|| format!("bad {what}"))?;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| pos.checked_add(len))
+            .filter(|&end| end <= record.len())
+            .ok_or_else(|| format!("bad {what}"))?;
+        let bytes = record[*pos..end].to_vec();
+        *pos = end;
+        Ok(bytes)
+    };
+    let internal_key = |pos: &mut usize, what: &str| {
+        let bytes = slice(pos, what)?;
+        if bytes.is_empty() {
+            return Err(format!("bad {what}"));
+        }
+        Ok(InternalKey(bytes))
+    };
+    while pos < record.len() {
+        let tag = varint(record, &mut pos).ok_or("bad tag")?;
+        match tag {
+            1 => edit.comparator = Some(slice(&mut pos, "comparator name")?),
+            2 => edit.log_number = Some(varint64(&mut pos, "log number")?),
+            3 => edit.next_file = Some(varint64(&mut pos, "next file number")?),
+            4 => edit.last_sequence = Some(varint64(&mut pos, "last sequence number")?),
+            5 => {
+                let l = level(&mut pos, "compaction pointer")?;
+                edit.compact_pointers
+                    .push((l, internal_key(&mut pos, "compaction pointer")?));
+            }
+            6 => {
+                let l = level(&mut pos, "deleted file")?;
+                edit.deleted.push((l, varint64(&mut pos, "deleted file")?));
+            }
+            7 => {
+                let level = level(&mut pos, "new-file entry")?;
+                let number = varint64(&mut pos, "new-file entry")?;
+                let size = varint64(&mut pos, "new-file entry")?;
+                let smallest = internal_key(&mut pos, "new-file entry")?;
+                let largest = internal_key(&mut pos, "new-file entry")?;
+                edit.added.push(LiveTable {
+                    level,
+                    number,
+                    size,
+                    smallest,
+                    largest,
+                });
+            }
+            9 => edit.prev_log_number = Some(varint64(&mut pos, "previous log number")?),
+            other => return Err(format!("unknown tag {other}")),
+        }
+    }
+    Ok(edit)
+}
+
+/// Reads `CURRENT` in `db_dir` and the MANIFEST it names, and applies its edits.
+/// Only regular files are read (a FIFO named `CURRENT` is an error, not a hang).
+/// The comparator is returned, not checked: that is the caller's to judge.
+pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
+    let current_path = db_dir.join("CURRENT");
+    let fail = |file: &Path, offset, message: String| ManifestError {
+        file: file.to_path_buf(),
+        offset,
+        message,
+    };
+    let mut current = Vec::new();
+    crate::open_regular_file(&current_path)
+        .and_then(|file| file.take(MAX_CURRENT_LEN).read_to_end(&mut current))
+        .map_err(|e| fail(&current_path, None, e.to_string()))?;
+    let name = match current.split_last() {
+        Some((b'\n', name)) if !name.is_empty() => name,
+        _ => {
+            return Err(fail(
+                &current_path,
+                None,
+                "does not end with a newline (or names no file)".into(),
+            ))
+        }
+    };
+    let name = std::str::from_utf8(name)
+        .ok()
+        .filter(|n| n.starts_with("MANIFEST-") && !n.contains('/'))
+        .ok_or_else(|| {
+            let shown = String::from_utf8_lossy(name);
+            fail(
+                &current_path,
+                None,
+                format!("names {shown:?}, not a MANIFEST"),
+            )
+        })?;
+    let manifest = db_dir.join(name);
+    let mut log = open_log(&manifest).map_err(|e| fail(&manifest, None, e.to_string()))?;
+    let mut version = Version {
+        manifest: manifest.clone(),
+        comparator: None,
+        log_number: 0,
+        prev_log_number: 0,
+        next_file: 0,
+        last_sequence: 0,
+        levels: Default::default(),
+    };
+    let (mut have_log, mut have_next, mut have_last) = (false, false, false);
+    let mut tables: [BTreeMap<u64, LiveTable>; NUM_LEVELS] = Default::default();
+    while let Some((offset, record)) = log
+        .next_record()
+        .map_err(|e| fail(&manifest, Some(e.offset), e.message))?
+    {
+        let edit = decode_edit(&record)
+            .map_err(|e| fail(&manifest, Some(offset), format!("version edit: {e}")))?;
+        if let Some(name) = edit.comparator {
+            version.comparator = Some(String::from_utf8_lossy(&name).into_owned());
+        }
+        if let Some(n) = edit.log_number {
+            (version.log_number, have_log) = (n, true);
+        }
+        if let Some(n) = edit.prev_log_number {
+            version.prev_log_number = n;
+        }
+        if let Some(n) = edit.next_file {
+            (version.next_file, have_next) = (n, true);
+        }
+        if let Some(n) = edit.last_sequence {
+            (version.last_sequence, have_last) = (n, true);
+        }
+        for (level, number) in edit.deleted {
+            tables[level].remove(&number);
+        }
+        for table in edit.added {
+            tables[table.level].insert(table.number, table);
+        }
+    }
+    for (what, have) in [
+        ("no next-file entry", have_next),
+        ("no log-number entry", have_log),
+        ("no last-sequence entry", have_last),
+    ] {
+        if !have {
+            return Err(fail(&manifest, None, what.into()));
+        }
+    }
+    for (level, tables) in tables.into_iter().enumerate() {
+        let mut files: Vec<LiveTable> = tables.into_values().collect();
+        if level == 0 {
+            files.sort_by_key(|table| std::cmp::Reverse(table.number));
+        } else {
+            files.sort_by(|a, b| {
+                compare_internal_keys(&a.smallest.0, &b.smallest.0).then(a.number.cmp(&b.number))
+            });
+        }
+        version.levels[level] = files;
+    }
+    Ok(version)
+}
