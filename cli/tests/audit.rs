@@ -323,3 +323,79 @@ fn broken_tables_and_bad_paths() {
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
 }
+
+/// Renames a table's filter block from goleveldb's `leveldb.BuiltinBloomFilter` to
+/// RocksDB's block-based `rocksdb.BuiltinBloomFilter`: the metaindex rewritten
+/// uncompressed with the new name, the index block after it moved, the footer
+/// pointing at both.
+fn rename_to_rocksdb(table: &Path) {
+    let data = std::fs::read(table).unwrap();
+    let parsed = leveldb_table::Table::open(&data).unwrap();
+    let (metaindex, index) = (parsed.metaindex, parsed.index);
+    let mut contents = parsed.block(metaindex).unwrap();
+    let from = b"filter.leveldb.BuiltinBloomFilter";
+    let at = contents
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("goleveldb's filter name");
+    contents[at..at + from.len()].copy_from_slice(b"filter.rocksdb.BuiltinBloomFilter");
+    let mut out = data[..metaindex.offset as usize].to_vec();
+    out.extend_from_slice(&contents);
+    out.push(0);
+    out.extend_from_slice(&leveldb_table::masked_crc(&contents, 0).to_le_bytes());
+    let index_offset = out.len() as u64;
+    let index_raw = &data[index.offset as usize..(index.offset + index.size + 5) as usize];
+    out.extend_from_slice(index_raw);
+    let mut footer = Vec::new();
+    for mut v in [
+        metaindex.offset,
+        contents.len() as u64,
+        index_offset,
+        index.size,
+    ] {
+        while v >= 0x80 {
+            footer.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        footer.push(v as u8);
+    }
+    footer.resize(40, 0);
+    footer.extend_from_slice(&data[data.len() - 8..]);
+    out.extend_from_slice(&footer);
+    std::fs::write(table, out).unwrap();
+}
+
+/// `rocksdb.BuiltinBloomFilter`, RocksDB's retired block-based filter, is read with
+/// its signed hash: filters built that way are `rocksdb-block-based` with no key
+/// missed; goleveldb's unsigned bits under that name lose the keys whose tails the
+/// readings disagree on.
+#[test]
+fn rocksdb_block_based_filters_are_read_with_the_signed_hash() {
+    let (db, _keys) = goleveldb_database();
+    let version = leveldb_table::manifest::live_version(&db.0).unwrap();
+    let tables: Vec<PathBuf> = (0..7)
+        .flat_map(|level| version.files(level))
+        .map(|t| db.0.join(format!("{:06}.ldb", t.number)))
+        .collect();
+    for table in &tables {
+        rename_to_rocksdb(table);
+    }
+    let (code, json) = audit_json(&db.0);
+    assert_eq!(code, 1, "unsigned bits under RocksDB's name");
+    assert!(json["missed"].as_u64().unwrap() > 0);
+    let policy = BloomFilterPolicy::new(10);
+    for table in &tables {
+        rewrite_filters(table, |_, keys, filter| {
+            let hashes = keys
+                .iter()
+                .map(|key| hash_with(key, 0xbc9f1d34, TailBytes::Signed));
+            policy.write_filter_of_hashes(hashes, filter).unwrap();
+        });
+    }
+    let (code, json) = audit_json(&db.0);
+    assert_eq!(code, 0, "{json}");
+    for table in json["tables"].as_array().unwrap() {
+        assert_eq!(table["dialect"], "rocksdb-block-based", "{table}");
+        assert_eq!(table["filter_name"], "rocksdb.BuiltinBloomFilter");
+    }
+}

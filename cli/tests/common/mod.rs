@@ -107,14 +107,18 @@ pub fn ldb_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The filter block of `table` (under either of LevelDB's names): its bytes in the
-/// file and its handle's offset.
+/// Where the filter block of the table `data` lies in it (under LevelDB's name,
+/// goleveldb's or RocksDB's block-based one).
 pub fn filter_block_range(data: &[u8]) -> std::ops::Range<usize> {
     let parsed = Table::open(data).unwrap();
-    let handle = ["leveldb.BuiltinBloomFilter2", "leveldb.BuiltinBloomFilter"]
-        .into_iter()
-        .find_map(|name| parsed.filter_block_handle(name).unwrap())
-        .expect("a filter block");
+    let handle = [
+        "leveldb.BuiltinBloomFilter2",
+        "leveldb.BuiltinBloomFilter",
+        "rocksdb.BuiltinBloomFilter",
+    ]
+    .into_iter()
+    .find_map(|name| parsed.filter_block_handle(name).unwrap())
+    .expect("a filter block");
     handle.offset as usize..(handle.offset + handle.size) as usize
 }
 
