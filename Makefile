@@ -64,14 +64,21 @@ bench: deps build
 	$(CXX) -std=c++17 -O2 $(CSTRICT) -Iinclude benches/bench.cc benches/bench_db.cc -o $(BENCH) \
 	  -lleveldb -ldl
 	$(BENCH) $(abspath $(LIB)) --floor $(abspath $(LIBDIR)/examples/bench_floor) $(BENCH_ARGS)
-	scripts/bench-audit $(BENCH) $(LIBDIR)/leveldb-bloom
+	$(CC) -std=c99 -O2 $(CSTRICT) benches/scan_db.c -o $(LIBDIR)/scan_db -lleveldb
+	scripts/ensure-leveldb /usr/bin/time:time
+	scripts/bench-audit $(LIBDIR)/scan_db $(LIBDIR)/leveldb-bloom
 
-# Differential fuzzing against LevelDB for FUZZ_SECONDS (needs clang; see scripts/fuzz).
-# UPDATE_CORPUS=1 replaces fuzz/corpus with the minimised result (commit it; `make
-# test` replays it); otherwise the working tree is left as it was.
-FUZZ_SECONDS  ?= 60
-UPDATE_CORPUS ?= 0
-fuzz:
+# Fuzzing: the table, MANIFEST and log readers and the audit on TABLE_FUZZ_CASES mutated
+# tables and MANIFESTs of LevelDB and goleveldb (cli/tests/fuzz_tables.rs; `make test`
+# runs 20,000), then the filter differentially against LevelDB for FUZZ_SECONDS (needs
+# clang; see scripts/fuzz). UPDATE_CORPUS=1 replaces fuzz/corpus with the minimised
+# result (commit it; `make test` replays it); otherwise the working tree is left as it was.
+FUZZ_SECONDS     ?= 60
+UPDATE_CORPUS    ?= 0
+TABLE_FUZZ_CASES ?= 2000000
+fuzz: deps build
+	TABLE_FUZZ_CASES=$(TABLE_FUZZ_CASES) $(CARGO) test --release -p leveldb-bloom-cli \
+	  --test fuzz_tables -- --nocapture
 	FUZZ_SECONDS=$(FUZZ_SECONDS) UPDATE_CORPUS=$(UPDATE_CORPUS) scripts/fuzz
 
 clean:

@@ -62,49 +62,10 @@ fn rusty_leveldb_database() {
     assert_all_leveldb(&dir.0);
 }
 
-/// The goleveldb tool (tests/goleveldb), built in GOPATH mode from Debian's packages.
-fn goleveldb_tool() -> PathBuf {
-    let out = std::env::temp_dir().join(format!("goleveldb-tool-audit-{}", std::process::id()));
-    succeed(
-        Command::new("go")
-            .args(["build", "-o"])
-            .arg(&out)
-            .arg(".")
-            .current_dir(Path::new(REPO).join("tests/goleveldb"))
-            .env("GOPATH", "/usr/share/gocode")
-            .env("GO111MODULE", "off")
-            .env(
-                "GOCACHE",
-                std::env::temp_dir().join("leveldb-bloom-gocache"),
-            ),
-    );
-    out
-}
-
-/// Keys of many lengths, a third ending in bytes ≥ 0x80.
-fn keys_file(dir: &Path) -> (PathBuf, Vec<Vec<u8>>) {
-    let keys: Vec<Vec<u8>> = (0..20_000u32)
-        .map(|i| {
-            let mut key = format!("go key {i:05} {}", "x".repeat((i % 11) as usize)).into_bytes();
-            key.extend_from_slice(&[0xff, 0xfe][..(i % 3) as usize]);
-            key
-        })
-        .collect();
-    let mut bytes = Vec::new();
-    for key in &keys {
-        bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(key);
-    }
-    std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join("keys");
-    std::fs::write(&path, bytes).unwrap();
-    (path, keys)
-}
-
 /// A database goleveldb wrote.
 fn goleveldb_database() -> (Scratch, Scratch) {
     let (db, scratch) = (Scratch::new(), Scratch::new());
-    let (keys, written) = keys_file(&scratch.0);
+    let (keys, written) = keys_file(&scratch.0, 20_000);
     assert!(written.iter().any(|key| tail_is_ambiguous(key)));
     succeed(
         Command::new(goleveldb_tool())

@@ -161,3 +161,50 @@ pub fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], 
         }
     });
 }
+
+/// The goleveldb tool (tests/goleveldb), built in GOPATH mode from Debian's packages
+/// into target/tmp: under a name of this process, then renamed into place, so that
+/// test processes building it at once never run a half-written file.
+pub fn goleveldb_tool() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let (building, out) = (
+        dir.join(format!("goleveldb-tool.{}", std::process::id())),
+        dir.join("goleveldb-tool"),
+    );
+    succeed(
+        Command::new("go")
+            .args(["build", "-o"])
+            .arg(&building)
+            .arg(".")
+            .current_dir(Path::new(REPO).join("tests/goleveldb"))
+            .env("GOPATH", "/usr/share/gocode")
+            .env("GO111MODULE", "off")
+            .env(
+                "GOCACHE",
+                std::env::temp_dir().join("leveldb-bloom-gocache"),
+            ),
+    );
+    std::fs::rename(&building, &out).unwrap();
+    out
+}
+
+/// `count` keys of many lengths, a third ending in bytes ≥ 0x80, in a file of the
+/// goleveldb tool's format.
+pub fn keys_file(dir: &Path, count: u32) -> (PathBuf, Vec<Vec<u8>>) {
+    let keys: Vec<Vec<u8>> = (0..count)
+        .map(|i| {
+            let mut key = format!("go key {i:05} {}", "x".repeat((i % 11) as usize)).into_bytes();
+            key.extend_from_slice(&[0xff, 0xfe][..(i % 3) as usize]);
+            key
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    for key in &keys {
+        bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(key);
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("keys");
+    std::fs::write(&path, bytes).unwrap();
+    (path, keys)
+}

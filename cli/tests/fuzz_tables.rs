@@ -1,0 +1,218 @@
+//! Any bytes at all: tables and MANIFESTs written by LevelDB 1.23 (plyvel) and by
+//! goleveldb, mutated (bytes set, bits flipped, LevelDB's own integers planted,
+//! spans copied, the end cut), read by the audit, the table reader and the MANIFEST
+//! reader. None may panic, take more than a few seconds, or allocate more than a
+//! fixed bound. `make test` runs a short run; `make fuzz` a long one
+//! (`TABLE_FUZZ_CASES`).
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+use leveldb_table::log::LogReader;
+use leveldb_table::manifest::decode_edit;
+use proptest::prelude::*;
+use proptest::sample::Index;
+
+/// The largest allocation any input may cause (every input is under 64 KiB).
+const ALLOCATION_BOUND: usize = 8 << 20;
+/// The most time any input may take.
+const TIME_BOUND: Duration = Duration::from_secs(5);
+const SHORT_RUN_CASES: u32 = 20_000;
+
+/// Records the largest single allocation.
+struct Largest;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged; only a maximum
+// is recorded beside it.
+unsafe impl GlobalAlloc for Largest {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's layout contract is the system allocator's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: as for `alloc` and `dealloc`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Largest = Largest;
+
+/// The seeds: each live table and the MANIFEST of a small database written by
+/// LevelDB 1.23 through plyvel, and of one written by goleveldb.
+fn seeds() -> Vec<(String, Vec<u8>)> {
+    let leveldb = Scratch::new();
+    succeed(Command::new(PYTHON).arg("-c").arg(
+        "import plyvel, random, sys\n\
+         rng = random.Random(7)\n\
+         db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10, block_size=512)\n\
+         for i in range(400):\n    db.put(rng.randbytes(rng.randrange(1, 40)), rng.randbytes(rng.randrange(0, 60)))\n\
+         db.compact_range()\n\
+         db.close()\n",
+    ).arg(&leveldb.0));
+    let goleveldb = Scratch::new();
+    let keys = Scratch::new();
+    let (keys_path, _) = keys_file(&keys.0, 300);
+    succeed(
+        Command::new(goleveldb_tool())
+            .arg("write")
+            .arg(&goleveldb.0)
+            .arg(keys_path),
+    );
+    let mut seeds = Vec::new();
+    for (writer, dir) in [("leveldb", &leveldb.0), ("goleveldb", &goleveldb.0)] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".ldb") || name.starts_with("MANIFEST-") {
+                let bytes = std::fs::read(&path).unwrap();
+                if bytes.len() < 64 << 10 {
+                    seeds.push((format!("{writer} {name}"), bytes));
+                }
+            }
+        }
+    }
+    assert!(seeds.iter().filter(|(n, _)| n.ends_with(".ldb")).count() >= 2);
+    assert!(seeds.iter().any(|(n, _)| n.contains("MANIFEST")));
+    seeds
+}
+
+/// One change to a seed.
+#[derive(Clone, Debug)]
+enum Mutation {
+    SetByte(Index, u8),
+    FlipBit(Index, u8),
+    /// One of the integers that decide where a reader goes, little-endian.
+    Plant(Index, u32),
+    CopySpan(Index, Index, u8),
+    Cut(Index),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let planted = prop_oneof![
+        Just(0u32),
+        Just(1),
+        Just(0x7f),
+        Just(0x80),
+        Just(0xff),
+        Just(0xffff),
+        Just(u32::MAX),
+        Just(0x8000_0000),
+        any::<u32>(),
+    ];
+    prop_oneof![
+        (any::<Index>(), any::<u8>()).prop_map(|(i, b)| Mutation::SetByte(i, b)),
+        (any::<Index>(), 0u8..8).prop_map(|(i, bit)| Mutation::FlipBit(i, bit)),
+        (any::<Index>(), planted).prop_map(|(i, v)| Mutation::Plant(i, v)),
+        (any::<Index>(), any::<Index>(), 1u8..64).prop_map(|(a, b, n)| Mutation::CopySpan(a, b, n)),
+        any::<Index>().prop_map(Mutation::Cut),
+    ]
+}
+
+fn mutate(bytes: &mut Vec<u8>, mutation: &Mutation) {
+    if bytes.is_empty() {
+        return;
+    }
+    let len = bytes.len();
+    match *mutation {
+        Mutation::SetByte(ref i, b) => bytes[i.index(len)] = b,
+        Mutation::FlipBit(ref i, bit) => bytes[i.index(len)] ^= 1 << bit,
+        Mutation::Plant(ref i, v) => {
+            let at = i.index(len);
+            let n = (len - at).min(4);
+            bytes[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        }
+        Mutation::CopySpan(ref from, ref to, n) => {
+            let (from, to) = (from.index(len), to.index(len));
+            let n = usize::from(n).min(len - from).min(len - to);
+            bytes.copy_within(from..from + n, to);
+        }
+        Mutation::Cut(ref i) => bytes.truncate(i.index(len)),
+    }
+}
+
+/// Everything the tool does with bytes it is handed: audit them as a table, walk
+/// them with the table reader, read them as a MANIFEST.
+fn read_everything(bytes: &[u8]) {
+    let _ = leveldb_bloom_cli::audit::audit("fuzz".into(), bytes, usize::MAX, &|_| {});
+    if let Ok(table) = leveldb_table::Table::open(bytes) {
+        let _ = table.for_each_data_block(|h, block| {
+            leveldb_table::each_entry(block, h.offset, |_, _| Ok(()))
+        });
+    }
+    let mut log = LogReader::new(bytes);
+    while let Ok(Some((_, record))) = log.next_record() {
+        let _ = decode_edit(&record);
+    }
+}
+
+fn cases() -> u32 {
+    std::env::var("TABLE_FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(SHORT_RUN_CASES)
+}
+
+#[test]
+fn mutated_tables_and_manifests_neither_panic_hang_nor_overallocate() {
+    let seeds = seeds();
+    for (_, seed) in &seeds {
+        read_everything(seed);
+    }
+    let executed = AtomicUsize::new(0);
+    let config = ProptestConfig {
+        cases: cases(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let result = runner.run(
+        &(0..seeds.len(), prop::collection::vec(mutation(), 1..6)),
+        |(seed, mutations)| {
+            let mut bytes = seeds[seed].1.clone();
+            for m in &mutations {
+                mutate(&mut bytes, m);
+            }
+            LARGEST.store(0, Ordering::Relaxed);
+            let start = Instant::now();
+            read_everything(&bytes);
+            let (took, largest) = (start.elapsed(), LARGEST.load(Ordering::Relaxed));
+            executed.fetch_add(1, Ordering::Relaxed);
+            prop_assert!(took < TIME_BOUND, "{} took {took:?}", seeds[seed].0);
+            prop_assert!(
+                largest <= ALLOCATION_BOUND,
+                "{}: an allocation of {largest} bytes",
+                seeds[seed].0
+            );
+            Ok(())
+        },
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    eprintln!(
+        "{} mutated inputs from {} seeds ({}): no panic, none over {TIME_BOUND:?} or {ALLOCATION_BOUND} bytes",
+        executed.load(Ordering::Relaxed),
+        seeds.len(),
+        seeds
+            .iter()
+            .map(|(n, b)| format!("{n} {} B", b.len()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+}
