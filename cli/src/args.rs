@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// `leveldb-bloom`: its options and subcommand.
 #[derive(Parser)]
@@ -15,6 +15,18 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The filter policy of the reader whose Gets `explain` follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Policy {
+    /// LevelDB's bloom filter (`leveldb.BuiltinBloomFilter2`), as LevelDB ≥ 1.18 and
+    /// this library read it.
+    Leveldb,
+    /// The legacy name (`leveldb.BuiltinBloomFilter`), as goleveldb reads it.
+    Legacy,
+    /// No filter policy: every table LevelDB looks in costs a block read.
+    None,
 }
 
 /// The subcommands.
@@ -41,5 +53,35 @@ pub enum Command {
         /// List at most N missed keys per table (all are counted).
         #[arg(long, value_name = "N", default_value_t = 1000)]
         max_missed: usize,
+    },
+    /// Follows keys through a LevelDB database as a Get does: which tables it consults,
+    /// what each filter answers, which blocks it reads, where the key is found.
+    ///
+    /// Reads CURRENT and the MANIFEST (the live tables per level), then for each KEY
+    /// walks the tables in LevelDB 1.23's order: level-0 tables whose range holds the
+    /// key, newest first, then at most one table per deeper level, stopping where
+    /// LevelDB stops. Read-only; safe while LevelDB has the database open. Exit
+    /// status: 0 when every key was explained; 1 when the database could not be read
+    /// (a missing CURRENT, a MANIFEST that does not parse, a comparator other than
+    /// leveldb.BytewiseComparator, a table that cannot be read); 2 on a usage error.
+    Explain {
+        /// The database directory.
+        path: PathBuf,
+        /// The keys, as text (or hex with --hex).
+        #[arg(required = true)]
+        keys: Vec<String>,
+        /// The keys are hex.
+        #[arg(long)]
+        hex: bool,
+        /// One JSON document on stdout instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also read the write-ahead log: keys written since the last flush are found
+        /// there first, as LevelDB finds them in memory.
+        #[arg(long)]
+        log: bool,
+        /// The filter policy of the reader to explain.
+        #[arg(long, value_enum, default_value_t = Policy::Leveldb)]
+        policy: Policy,
     },
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The comparator of every database whose tables' filters this tool reads: the
 /// tables' order, and what a filter's keys are, are its own.
-const BYTEWISE: &str = "leveldb.BytewiseComparator";
+pub const BYTEWISE: &str = "leveldb.BytewiseComparator";
 
 /// A table file to audit.
 pub struct Job {

@@ -1,11 +1,16 @@
 //! The library behind the `leveldb-bloom` command: auditing the filters of LevelDB
 //! tables (read by the crate `leveldb-bloom-table`) ([`audit`], [`dialect`]), which
-//! tables of a database to audit ([`database`]) and reporting ([`report`]); the
-//! command line ([`args`]) and its man pages and completions ([`docs`]).
+//! tables of a database to audit ([`database`]) and reporting ([`report`]);
+//! following keys through a database's tables and filters ([`explain`],
+//! [`explain_text`], [`log_keys`]); the command line ([`args`]) and its man pages and
+//! completions ([`docs`]).
 
 pub mod args;
 pub mod audit;
 pub mod database;
 pub mod dialect;
 pub mod docs;
+pub mod explain;
+pub mod explain_text;
+pub mod log_keys;
 pub mod report;

@@ -5,6 +5,9 @@
 //! the table can disappear behind it: which writer's bits it holds, and every key a
 //! reader of its name would answer "absent" for. Exit status: 0 when no key is
 //! missed and every table was read, 1 otherwise, 2 on a usage error.
+//!
+//! `leveldb-bloom explain PATH KEY...` follows each key through the database as a
+//! Get does: the tables consulted, each filter's answer, the blocks read.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -14,11 +17,11 @@ use clap::{CommandFactory, FromArgMatches, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use leveldb_bloom_cli::args::{Cli, Command};
-use leveldb_bloom_cli::audit;
+use leveldb_bloom_cli::args::{Cli, Command, Policy};
 use leveldb_bloom_cli::database::{self, Job};
 use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::report::{Database, Outcome, Report};
+use leveldb_bloom_cli::{audit, explain, explain_text, log_keys};
 
 fn main() -> ExitCode {
     let command = Cli::command().long_version(long_version());
@@ -29,15 +32,25 @@ fn main() -> ExitCode {
     {
         return Generate::from_arg_matches(&matches).map_or_else(|e| e.exit(), Generate::run);
     }
-    let Command::Audit {
-        paths,
-        json,
-        quiet,
-        max_missed,
-    } = Cli::from_arg_matches(&matches)
+    match Cli::from_arg_matches(&matches)
         .unwrap_or_else(|e| e.exit())
-        .command;
-    audit_paths(&paths, json, quiet, max_missed)
+        .command
+    {
+        Command::Audit {
+            paths,
+            json,
+            quiet,
+            max_missed,
+        } => audit_paths(&paths, json, quiet, max_missed),
+        Command::Explain {
+            path,
+            keys,
+            hex,
+            json,
+            log,
+            policy,
+        } => explain_keys(&path, &keys, hex, json, log, policy),
+    }
 }
 
 /// What `--version` prints after the name: this tool's version, the version of the
@@ -110,6 +123,99 @@ fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) ->
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Explains a Get of each key in the database at `path`; errors on stderr, exit 1.
+fn explain_keys(
+    path: &Path,
+    keys: &[String],
+    hex: bool,
+    json: bool,
+    log: bool,
+    policy: Policy,
+) -> ExitCode {
+    match explain_all(path, keys, hex, log, policy) {
+        Ok(explained) => {
+            let out = if json {
+                serde_json::to_string_pretty(&explained).expect("plain data") + "\n"
+            } else {
+                explain_text::text(&explained)
+            };
+            let _ = std::io::stdout().lock().write_all(out.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("leveldb-bloom: ERROR {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn explain_all(
+    path: &Path,
+    keys: &[String],
+    hex: bool,
+    log: bool,
+    policy: Policy,
+) -> Result<Vec<explain::KeyExplained>, String> {
+    let keys: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|key| {
+            if hex {
+                parse_hex(key)
+            } else {
+                Ok(key.as_bytes().to_vec())
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let version = leveldb_table::manifest::live_version(path).map_err(|e| e.to_string())?;
+    if let Some(name) = version
+        .comparator
+        .as_deref()
+        .filter(|&n| n != database::BYTEWISE)
+    {
+        return Err(format!(
+            "{}: comparator {name:?}: only databases ordered by {:?} can be explained",
+            version.manifest.display(),
+            database::BYTEWISE
+        ));
+    }
+    let reader = explain::Reader {
+        policy_name: match policy {
+            Policy::Leveldb => Some(leveldb_bloom::POLICY_NAME),
+            Policy::Legacy => Some(leveldb_bloom::LEGACY_POLICY_NAME),
+            Policy::None => None,
+        },
+    };
+    let mut in_log = if log {
+        Some(log_keys::newest_in_logs(path, &version, &keys)?)
+    } else {
+        None
+    };
+    keys.iter()
+        .map(|key| {
+            let logged = in_log
+                .as_mut()
+                .map(|(read, found)| (read.clone(), found.remove(key)));
+            explain::explain(path, &version, reader, key, logged)
+        })
+        .collect()
+}
+
+fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
+    let digits = text.as_bytes();
+    if !digits.len().is_multiple_of(2) {
+        return Err(format!("{text:?}: an odd number of hex digits"));
+    }
+    digits
+        .chunks(2)
+        .map(|pair| {
+            std::str::from_utf8(pair)
+                .ok()
+                .and_then(|p| u8::from_str_radix(p, 16).ok())
+                .ok_or_else(|| format!("{text:?}: not hex"))
+        })
+        .collect()
 }
 
 /// Reads and audits one table, opened only if it is a regular file. A table deleted

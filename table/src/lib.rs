@@ -18,6 +18,7 @@ pub mod log;
 pub mod manifest;
 mod source;
 mod table;
+pub mod write_batch;
 
 use std::fmt;
 

@@ -160,6 +160,32 @@ impl<'a> Filter<'a> {
         }
     }
 
+    /// The bits that a key whose hash is `h` probes, in LevelDB's order (see
+    /// [`hash_with`](crate::hash::hash_with) for the hash), each as its bit number
+    /// (bits numbered from the first byte's least significant) and whether it is set:
+    /// what [`may_contain_hash`](Self::may_contain_hash) tests. Empty for a filter
+    /// answered by rule, without probing (shorter than two bytes, or k = 0 or above
+    /// 30). For tools that show a query; not counted in [`stats`](crate::stats).
+    ///
+    /// ```
+    /// use leveldb_bloom::hash::bloom_hash;
+    /// use leveldb_bloom::{BloomFilterPolicy, Filter};
+    ///
+    /// let bytes = BloomFilterPolicy::new(10).build_filter(&["hello"]);
+    /// let filter = Filter::new(&bytes);
+    /// let probes = filter.probe_bits(bloom_hash(b"hello"));
+    /// assert_eq!(probes.len(), 6);
+    /// assert!(probes.iter().all(|&(bit, set)| set && bit < 64));
+    /// let other = filter.probe_bits(bloom_hash(b"other"));
+    /// assert_eq!(other.iter().all(|&(_, set)| set), filter.may_contain(b"other"));
+    /// ```
+    pub fn probe_bits(&self, h: u32) -> Vec<(u64, bool)> {
+        match self.answer {
+            Answer::Never | Answer::Always => Vec::new(),
+            Answer::Probe(filter) | Answer::ProbeEitherReading(filter) => filter.each(h),
+        }
+    }
+
     /// [`may_contain`](Self::may_contain) for many keys: `results[i]` is the answer
     /// for `keys[i]`, the same answer, found faster. Keys are hashed a group at a time
     /// (several at once with AVX2 or AVX-512 where the CPU has them), and the filter's

@@ -1,6 +1,6 @@
 //! Where a key's probes land, and testing or setting them: LevelDB's double hashing.
 
-use crate::bit_position::{Locate, SmallArray, Unreduced};
+use crate::bit_position::{BitCount, Locate, SmallArray, Unreduced};
 
 /// A filter that must be probed: its bit array (at least one byte) and k.
 #[derive(Clone, Copy, Debug)]
@@ -16,6 +16,27 @@ impl Probes<'_> {
         match SmallArray::new(self.array) {
             Some(array) => all_probe_bits_set(h, self.num_probes, |h| array.bit(h)),
             None => all_set_huge(self.array, h, self.num_probes),
+        }
+    }
+}
+
+impl Probes<'_> {
+    /// Each probe of hash `h` in order: its bit number in the array and whether it
+    /// is set.
+    pub(super) fn each(self, h: u32) -> Vec<(u64, bool)> {
+        fn collect<L: Locate>(array: &[u8], h: u32, k: u8, bits: L) -> Vec<(u64, bool)> {
+            probes(h, k, bits)
+                .map(|(byte, bit)| {
+                    (
+                        8 * byte as u64 + u64::from(bit),
+                        array[byte] >> bit & 1 == 1,
+                    )
+                })
+                .collect()
+        }
+        match BitCount::new(self.array.len()) {
+            BitCount::Small(bits) => collect(self.array, h, self.num_probes, bits),
+            BitCount::Huge(bits) => collect(self.array, h, self.num_probes, bits),
         }
     }
 }

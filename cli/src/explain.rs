@@ -1,0 +1,375 @@
+//! Following one key through a database as LevelDB 1.23's `Version::Get` does
+//! (db/version_set.cc): level-0 tables whose range holds the key, newest first, then
+//! at most one table per deeper level, until the key is found as a value or a
+//! deletion; in each table, the index entry whose block may hold the key, the filter
+//! LevelDB asks about that block and its answer, and, when the block is read, what
+//! it holds. With `--log`, the write-ahead log that LevelDB replays into memory, where
+//! a Get looks first.
+
+use std::path::{Path, PathBuf};
+
+use leveldb_bloom::hash::{hash_with, TailBytes};
+use leveldb_bloom::Filter;
+use leveldb_table::internal_key::{compare_internal_keys, parse_internal_key, EntryKind};
+use leveldb_table::manifest::{LiveTable, Version};
+use leveldb_table::{each_entry, handle_value, FilterBlock, Lookup, Table, TableError};
+use serde::Serialize;
+
+const SEED: u32 = 0xbc9f1d34;
+/// `kValueTypeForSeek`: a lookup key sorts before every entry of its user key up to
+/// its sequence number.
+const VALUE_TYPE_FOR_SEEK: u64 = 1;
+
+/// The filter policy of the reader whose Gets are explained.
+#[derive(Clone, Copy, Debug)]
+pub struct Reader {
+    /// The policy's name: LevelDB reads only the filter block `filter.` + name.
+    pub policy_name: Option<&'static str>,
+}
+
+/// What the filter LevelDB consults for the key's block answered.
+#[derive(Debug, Serialize)]
+pub struct FilterStep {
+    /// Which filter of the table's filter block (`data block offset >> base_lg`).
+    pub index: usize,
+    /// Whether LevelDB asks the filter policy (`KeyMayMatch`) about this filter: it
+    /// does for every filter the filter block's offsets give, empty ones included.
+    pub policy_asked: bool,
+    /// `absent` (no block read) or `may-match`.
+    pub answer: &'static str,
+    /// Why the answer came without the filter's bits, when it did.
+    pub rule: Option<&'static str>,
+    pub k: Option<u8>,
+    pub bits: Option<u64>,
+    /// The key's probe bit positions, in LevelDB's order, and those found clear.
+    pub probes: Vec<u64>,
+    pub clear_probes: Vec<u64>,
+}
+
+/// One table LevelDB looks at for the key.
+#[derive(Debug, Serialize)]
+pub struct Step {
+    pub level: usize,
+    pub table: u64,
+    pub file: String,
+    /// Whether the table's key range holds the key (LevelDB looks in it only then).
+    pub range_holds_key: bool,
+    /// The filter's answer, when LevelDB consults one.
+    pub filter: Option<FilterStep>,
+    /// Why no filter was consulted, when none was.
+    pub no_filter: Option<String>,
+    /// The offset of the data block LevelDB reads, when it reads one.
+    pub data_block_read: Option<u64>,
+    /// `value`, `deletion`, `not in table` or, after a filter answered `may-match`
+    /// for a key the table does not hold, `false positive`.
+    pub outcome: Option<&'static str>,
+    pub sequence: Option<u64>,
+}
+
+/// Where the key was found, if it was.
+#[derive(Debug, Serialize)]
+pub struct Found {
+    /// `value` or `deletion` (a Get then answers "not found").
+    pub kind: &'static str,
+    pub sequence: u64,
+    /// `table`, or `log` (a write not yet in any table).
+    pub place: &'static str,
+    pub table: Option<u64>,
+    pub level: Option<usize>,
+}
+
+/// A Get of one key, explained.
+#[derive(Debug, Serialize)]
+pub struct KeyExplained {
+    pub key_hex: String,
+    /// The key as text, when it is printable UTF-8.
+    pub key_text: Option<String>,
+    /// `not read` (without `--log`), or the log files read.
+    pub log: String,
+    pub steps: Vec<Step>,
+    pub tables_consulted: usize,
+    pub filters_saved_block_reads: usize,
+    pub false_positives: usize,
+    pub data_blocks_read: usize,
+    pub found: Option<Found>,
+}
+
+/// A failure to read a table on the way: the file and why.
+pub fn table_error(file: &Path, e: TableError) -> String {
+    format!("{}: {e}", file.display())
+}
+
+/// Explains a Get of `key` in the database at `dir` whose current version is
+/// `version`; `log` is what the write-ahead log holds for the key, when it was read.
+pub fn explain(
+    dir: &Path,
+    version: &Version,
+    reader: Reader,
+    key: &[u8],
+    log: Option<(String, Option<Found>)>,
+) -> Result<KeyExplained, String> {
+    let mut explained = KeyExplained {
+        key_hex: key.iter().map(|b| format!("{b:02x}")).collect(),
+        key_text: std::str::from_utf8(key)
+            .ok()
+            .filter(|s| s.chars().all(|c| !c.is_control()))
+            .map(str::to_string),
+        log: "not read (keys written since the last flush are not shown; --log reads it)".into(),
+        steps: Vec::new(),
+        tables_consulted: 0,
+        filters_saved_block_reads: 0,
+        false_positives: 0,
+        data_blocks_read: 0,
+        found: None,
+    };
+    if let Some((files, found)) = log {
+        explained.log = files;
+        if let Some(found) = found {
+            // A Get finds it in memory first: no table is consulted.
+            explained.found = Some(found);
+            return Ok(explained);
+        }
+    }
+    let mut lookup = key.to_vec();
+    lookup.extend_from_slice(&(version.last_sequence << 8 | VALUE_TYPE_FOR_SEEK).to_le_bytes());
+    for table in version.files(0) {
+        let holds = key >= table.smallest.user_key() && key <= table.largest.user_key();
+        let step = if holds {
+            consult(dir, table, reader, key, &lookup)?
+        } else {
+            skipped(dir, table)
+        };
+        if record(&mut explained, step) {
+            return Ok(explained);
+        }
+    }
+    for level in 1..version.levels.len() {
+        let files = version.files(level);
+        // The first table whose largest key is at or after the lookup key.
+        let at = files.partition_point(|t| compare_internal_keys(&t.largest.0, &lookup).is_lt());
+        let Some(table) = files.get(at) else {
+            continue;
+        };
+        let step = if key >= table.smallest.user_key() {
+            consult(dir, table, reader, key, &lookup)?
+        } else {
+            skipped(dir, table)
+        };
+        if record(&mut explained, step) {
+            return Ok(explained);
+        }
+    }
+    Ok(explained)
+}
+
+/// Adds `step` to the explanation; `true` when the key was found there (LevelDB
+/// stops).
+fn record(explained: &mut KeyExplained, step: Step) -> bool {
+    if step.range_holds_key {
+        explained.tables_consulted += 1;
+    }
+    if step.filter.as_ref().is_some_and(|f| f.answer == "absent") {
+        explained.filters_saved_block_reads += 1;
+    }
+    if step.outcome == Some("false positive") {
+        explained.false_positives += 1;
+    }
+    if step.data_block_read.is_some() {
+        explained.data_blocks_read += 1;
+    }
+    let found = match step.outcome {
+        Some(kind @ ("value" | "deletion")) => Some(Found {
+            kind,
+            sequence: step.sequence.unwrap_or(0),
+            place: "table",
+            table: Some(step.table),
+            level: Some(step.level),
+        }),
+        _ => None,
+    };
+    explained.steps.push(step);
+    explained.found = found;
+    explained.found.is_some()
+}
+
+/// The file of table `number`: `NNNNNN.ldb`, or the `.sst` LevelDB also opens.
+pub fn table_file(dir: &Path, number: u64) -> PathBuf {
+    let ldb = dir.join(format!("{number:06}.ldb"));
+    let sst = dir.join(format!("{number:06}.sst"));
+    if !ldb.exists() && sst.exists() {
+        sst
+    } else {
+        ldb
+    }
+}
+
+fn skipped(dir: &Path, table: &LiveTable) -> Step {
+    Step {
+        level: table.level,
+        table: table.number,
+        file: table_file(dir, table.number).display().to_string(),
+        range_holds_key: false,
+        filter: None,
+        no_filter: None,
+        data_block_read: None,
+        outcome: None,
+        sequence: None,
+    }
+}
+
+/// LevelDB's `Table::InternalGet` for the key in `table`.
+fn consult(
+    dir: &Path,
+    table: &LiveTable,
+    reader: Reader,
+    key: &[u8],
+    lookup: &[u8],
+) -> Result<Step, String> {
+    let path = table_file(dir, table.number);
+    let mut step = skipped(dir, table);
+    step.range_holds_key = true;
+    let file =
+        leveldb_table::open_regular_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let parsed = Table::open(&file).map_err(|e| table_error(&path, e))?;
+    // The index entry of the block that may hold the key: the first whose separator
+    // is at or after the lookup key.
+    let index = parsed
+        .block(parsed.index)
+        .map_err(|e| table_error(&path, e))?;
+    let mut handle = None;
+    each_entry(&index, parsed.index.offset, |separator, value| {
+        if handle.is_none() && compare_internal_keys(separator, lookup).is_ge() {
+            handle = Some(handle_value(value, parsed.index.offset)?);
+        }
+        Ok(())
+    })
+    .map_err(|e| table_error(&path, e))?;
+    let Some(handle) = handle else {
+        step.no_filter = Some("the key sorts after the table's last block".into());
+        step.outcome = Some("not in table");
+        return Ok(step);
+    };
+    match reader.policy_name {
+        None => step.no_filter = Some("the reader has no filter policy".into()),
+        Some(name) => match parsed
+            .filter_block_handle(name)
+            .map_err(|e| table_error(&path, e))?
+        {
+            None => step.no_filter = Some(missing_filter_reason(&parsed, name, &path)?),
+            Some(filter_handle) => {
+                let block = parsed
+                    .block(filter_handle)
+                    .map_err(|e| table_error(&path, e))?;
+                match FilterBlock::parse(&block, filter_handle.offset) {
+                    Err(e) => {
+                        step.no_filter =
+                            Some(format!("LevelDB ignores the filter block: {}", e.message))
+                    }
+                    Ok(filters) => step.filter = Some(filter_step(&filters, handle.offset, key)),
+                }
+            }
+        },
+    }
+    if step.filter.as_ref().is_some_and(|f| f.answer == "absent") {
+        return Ok(step);
+    }
+    step.data_block_read = Some(handle.offset);
+    let block = parsed.block(handle).map_err(|e| table_error(&path, e))?;
+    let mut first_at_or_after = None;
+    each_entry(&block, handle.offset, |entry, _| {
+        if first_at_or_after.is_none() && compare_internal_keys(entry, lookup).is_ge() {
+            first_at_or_after =
+                parse_internal_key(entry).map(|p| (p.user_key == key, p.kind, p.sequence));
+        }
+        Ok(())
+    })
+    .map_err(|e| table_error(&path, e))?;
+    match first_at_or_after {
+        Some((true, kind, sequence)) => {
+            step.outcome = Some(match kind {
+                EntryKind::Value => "value",
+                EntryKind::Deletion => "deletion",
+            });
+            step.sequence = Some(sequence);
+        }
+        _ if step.filter.as_ref().is_some_and(|f| f.rule.is_none()) => {
+            step.outcome = Some("false positive")
+        }
+        _ => step.outcome = Some("not in table"),
+    }
+    Ok(step)
+}
+
+/// Why a table has no filter block under the reader's policy name.
+fn missing_filter_reason(
+    table: &Table<'_, std::fs::File>,
+    name: &str,
+    path: &Path,
+) -> Result<String, String> {
+    let metaindex = table
+        .block(table.metaindex)
+        .map_err(|e| table_error(path, e))?;
+    let mut others = Vec::new();
+    each_entry(&metaindex, table.metaindex.offset, |meta, _| {
+        if let Some(other) = meta.strip_prefix(b"filter.") {
+            others.push(String::from_utf8_lossy(other).into_owned());
+        }
+        Ok(())
+    })
+    .map_err(|e| table_error(path, e))?;
+    Ok(if others.is_empty() {
+        "the table has no filter block".into()
+    } else {
+        format!(
+            "the table's filter block is named {}; a reader whose policy is {name} ignores it",
+            others.join(", ")
+        )
+    })
+}
+
+/// LevelDB's `FilterBlockReader::KeyMayMatch` for the block at `block_offset`.
+fn filter_step(filters: &FilterBlock, block_offset: u64, key: &[u8]) -> FilterStep {
+    let index = filters.index_of(block_offset);
+    let mut step = FilterStep {
+        index,
+        policy_asked: false,
+        answer: "may-match",
+        rule: None,
+        k: None,
+        bits: None,
+        probes: Vec::new(),
+        clear_probes: Vec::new(),
+    };
+    match filters.lookup(index) {
+        Lookup::MayMatch => step.rule = Some("no filter of this index, or bad offsets: may match"),
+        Lookup::Absent => {
+            step.answer = "absent";
+            step.rule = Some("offsets start = limit past the offset array: absent for every key");
+        }
+        Lookup::Filter(bytes) => {
+            step.policy_asked = true;
+            let filter = Filter::new(bytes);
+            let h = hash_with(key, SEED, TailBytes::Unsigned);
+            step.k = bytes.last().copied();
+            step.bits = Some(8 * bytes.len().saturating_sub(1) as u64);
+            if !filter.may_contain_hash(h) {
+                step.answer = "absent";
+            }
+            let probed = filter.probe_bits(h);
+            if probed.is_empty() {
+                step.rule = Some(if bytes.len() < 2 {
+                    "a filter shorter than 2 bytes: absent"
+                } else {
+                    "k = 0 or above 30: may match"
+                });
+            }
+            step.probes = probed.iter().map(|&(bit, _)| bit).collect();
+            step.clear_probes = probed
+                .iter()
+                .filter(|(_, set)| !set)
+                .map(|&(bit, _)| bit)
+                .collect();
+        }
+    }
+    step
+}
