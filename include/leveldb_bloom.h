@@ -119,6 +119,14 @@ char *leveldb_bloom_create_filter(const leveldb_filterpolicy_t *policy,
                                   int num_keys,
                                   size_t *filter_length);
 
+// Alias of `leveldb_bloom_create_filter` (its first name, in LevelDB's C API
+// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
+char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
+                                         const char *const *key_array,
+                                         const size_t *key_length_array,
+                                         int num_keys,
+                                         size_t *filter_length);
+
 // Whether `key` may be in `filter`: LevelDB's `KeyMayMatch`, for any bytes at all.
 // Returns 0 when the key is certainly absent, 1 when it may be present.
 //
@@ -136,6 +144,14 @@ uint8_t leveldb_bloom_key_may_match(const leveldb_filterpolicy_t *policy,
                                     size_t length,
                                     const char *filter,
                                     size_t filter_length);
+
+// Alias of `leveldb_bloom_key_may_match` (its first name, in LevelDB's C API
+// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
+uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
+                                           const char *key,
+                                           size_t length,
+                                           const char *filter,
+                                           size_t filter_length);
 
 // `leveldb_bloom_key_may_match` for `num_keys` keys at once: writes to
 // `results[i]` exactly what it returns for key i (`key_length_array[i]` bytes at
@@ -163,6 +179,16 @@ void leveldb_bloom_key_may_match_batch(const leveldb_filterpolicy_t *policy,
                                        const char *filter,
                                        size_t filter_length,
                                        uint8_t *results);
+
+// Alias of `leveldb_bloom_key_may_match_batch` (its first name, in LevelDB's C API
+// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
+void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
+                                              const char *const *key_array,
+                                              const size_t *key_length_array,
+                                              size_t num_keys,
+                                              const char *filter,
+                                              size_t filter_length,
+                                              uint8_t *results);
 
 // The length in bytes of the filter `leveldb_bloom_create_filter` would build
 // for `num_keys` keys (k byte included), so a caller can provide the memory to
@@ -192,41 +218,6 @@ size_t leveldb_bloom_write_filter(const leveldb_filterpolicy_t *policy,
                                   size_t num_keys,
                                   char *out,
                                   size_t out_length);
-
-// Alias of [`leveldb_bloom_create_filter`], under the name of LevelDB's C API
-// family it was first given. A future LevelDB could define that name; new code uses
-// the `leveldb_bloom_` one.
-//
-// # Safety
-// As for `leveldb_bloom_create_filter`.
-char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
-                                         const char *const *key_array,
-                                         const size_t *key_length_array,
-                                         int num_keys,
-                                         size_t *filter_length);
-
-// Alias of [`leveldb_bloom_key_may_match`] (see `leveldb_filterpolicy_create_filter`).
-//
-// # Safety
-// As for `leveldb_bloom_key_may_match`.
-uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
-                                           const char *key,
-                                           size_t length,
-                                           const char *filter,
-                                           size_t filter_length);
-
-// Alias of [`leveldb_bloom_key_may_match_batch`] (see
-// `leveldb_filterpolicy_create_filter`).
-//
-// # Safety
-// As for `leveldb_bloom_key_may_match_batch`.
-void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
-                                              const char *const *key_array,
-                                              const size_t *key_length_array,
-                                              size_t num_keys,
-                                              const char *filter,
-                                              size_t filter_length,
-                                              uint8_t *results);
 
 // Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
 // each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,

@@ -4,6 +4,7 @@
 use std::ffi::{c_char, c_int};
 use std::ptr;
 
+use leveldb_bloom_capi_macros::alias;
 use libc::size_t;
 
 use super::super::ops::{
@@ -32,6 +33,7 @@ use super::super::{guard, leveldb_filterpolicy_t};
 /// # Safety
 /// Non-NULL arrays must hold `num_keys` entries, and each non-NULL key as many
 /// readable bytes as its length.
+#[alias(leveldb_filterpolicy_create_filter)]
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_bloom_create_filter(
     policy: *const leveldb_filterpolicy_t,
@@ -70,6 +72,7 @@ pub unsafe extern "C" fn leveldb_bloom_create_filter(
 ///
 /// # Safety
 /// Non-NULL `key` and `filter` must be readable for their lengths.
+#[alias(leveldb_filterpolicy_key_may_match)]
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_bloom_key_may_match(
     policy: *const leveldb_filterpolicy_t,
@@ -106,6 +109,7 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match(
 /// `results` must be NULL or writable for `num_keys` bytes; non-NULL arrays must hold
 /// `num_keys` entries, each non-NULL key as many readable bytes as its length, and a
 /// non-NULL `filter` `filter_length` bytes. `policy` must not be destroyed meanwhile.
+#[alias(leveldb_filterpolicy_key_may_match_batch)]
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_bloom_key_may_match_batch(
     policy: *const leveldb_filterpolicy_t,
@@ -197,69 +201,4 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
             )
         }
     })
-}
-
-/// Alias of [`leveldb_bloom_create_filter`], under the name of LevelDB's C API
-/// family it was first given. A future LevelDB could define that name; new code uses
-/// the `leveldb_bloom_` one.
-///
-/// # Safety
-/// As for `leveldb_bloom_create_filter`.
-#[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_create_filter(
-    policy: *const leveldb_filterpolicy_t,
-    key_array: *const *const c_char,
-    key_length_array: *const size_t,
-    num_keys: c_int,
-    filter_length: *mut size_t,
-) -> *mut c_char {
-    // SAFETY: the caller's promises, passed on.
-    unsafe {
-        leveldb_bloom_create_filter(policy, key_array, key_length_array, num_keys, filter_length)
-    }
-}
-
-/// Alias of [`leveldb_bloom_key_may_match`] (see `leveldb_filterpolicy_create_filter`).
-///
-/// # Safety
-/// As for `leveldb_bloom_key_may_match`.
-#[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match(
-    policy: *const leveldb_filterpolicy_t,
-    key: *const c_char,
-    length: size_t,
-    filter: *const c_char,
-    filter_length: size_t,
-) -> u8 {
-    // SAFETY: the caller's promises, passed on.
-    unsafe { leveldb_bloom_key_may_match(policy, key, length, filter, filter_length) }
-}
-
-/// Alias of [`leveldb_bloom_key_may_match_batch`] (see
-/// `leveldb_filterpolicy_create_filter`).
-///
-/// # Safety
-/// As for `leveldb_bloom_key_may_match_batch`.
-#[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_key_may_match_batch(
-    policy: *const leveldb_filterpolicy_t,
-    key_array: *const *const c_char,
-    key_length_array: *const size_t,
-    num_keys: size_t,
-    filter: *const c_char,
-    filter_length: size_t,
-    results: *mut u8,
-) {
-    // SAFETY: the caller's promises, passed on.
-    unsafe {
-        leveldb_bloom_key_may_match_batch(
-            policy,
-            key_array,
-            key_length_array,
-            num_keys,
-            filter,
-            filter_length,
-            results,
-        )
-    }
 }
