@@ -1,8 +1,35 @@
-//! A block's entries: prefix-compressed keys and their values, before the restart
-//! array.
+//! Blocks: where one lies in its file (a handle), and its entries: prefix-compressed
+//! keys and their values, before the restart array.
 
-use crate::table::BlockHandle;
 use crate::{error, fixed32, varint, TableError};
+
+/// Type byte and masked crc32c after every block.
+pub(crate) const TRAILER_LEN: usize = 5;
+
+/// A block's place in the file (its trailer follows it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockHandle {
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// Decodes a handle (two varint64s) at the start of `data`.
+    pub(crate) fn decode(data: &[u8], at: u64) -> Result<(Self, usize), TableError> {
+        let mut pos = 0;
+        match (varint(data, &mut pos), varint(data, &mut pos)) {
+            (Some(offset), Some(size)) => Ok((Self { offset, size }, pos)),
+            _ => error(at, "bad block handle"),
+        }
+    }
+
+    /// The offset just past this block's trailer, if it has one.
+    pub(crate) fn end(self) -> Option<u64> {
+        self.offset
+            .checked_add(self.size)?
+            .checked_add(TRAILER_LEN as u64)
+    }
+}
 
 /// The bytes of the internal-key tag (sequence number and type) after a user key.
 pub const INTERNAL_KEY_TAG_LEN: usize = 8;

@@ -2,9 +2,9 @@
 //! (table/filter_block.cc), branch by branch: what LevelDB does with a filter
 //! block, however malformed, is what a reader of it must predict.
 
-use crate::block::{each_entry, handle_value, INTERNAL_KEY_TAG_LEN};
+use crate::block::{each_entry, handle_value, BlockHandle, INTERNAL_KEY_TAG_LEN};
 use crate::source::ReadAt;
-use crate::table::{BlockHandle, Table};
+use crate::table::Table;
 use crate::{error, fixed32, TableError};
 
 /// A filter block: one filter per `2^base_lg` bytes of data-block offsets.

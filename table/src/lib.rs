@@ -22,12 +22,12 @@ pub mod write_batch;
 
 use std::fmt;
 
-pub use block::{each_entry, entries, handle_value, Entry, INTERNAL_KEY_TAG_LEN};
+pub use block::{each_entry, entries, handle_value, BlockHandle, Entry, INTERNAL_KEY_TAG_LEN};
 pub use checksum::masked_crc;
 pub(crate) use checksum::unmask;
 pub use filter_block::{FilterBlock, Lookup};
 pub use source::{open_regular_file, ReadAt};
-pub use table::{BlockHandle, Table, MAX_BLOCK_LEN};
+pub use table::{Table, MAX_BLOCK_LEN};
 
 /// Where a table is broken, and how.
 #[derive(Debug)]

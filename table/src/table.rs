@@ -3,14 +3,12 @@
 
 use std::io::Read;
 
-use crate::block::{each_entry, handle_value};
+use crate::block::{each_entry, handle_value, BlockHandle, TRAILER_LEN};
 use crate::source::ReadAt;
-use crate::{error, fixed32, masked_crc, unmask, varint, TableError};
+use crate::{error, fixed32, masked_crc, unmask, TableError};
 
 const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
 const FOOTER_LEN: usize = 48;
-/// Type byte and masked crc32c after every block.
-const TRAILER_LEN: usize = 5;
 /// The largest block this reader reads, stored or decompressed. LevelDB cuts data
 /// blocks at `block_size` (4 KiB by default) and a block exceeds it only by its last
 /// entry, so only values of hundreds of megabytes could make one this large; a
@@ -21,31 +19,6 @@ const RUN_LEN: u64 = 1 << 20;
 /// Snappy's format expands at most 64 bytes per 3-byte copy; a block claiming a
 /// larger decompressed size is corrupt, found before allocating it.
 const SNAPPY_MAX_EXPANSION: u64 = 22;
-
-/// A block's place in the file (its trailer follows it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BlockHandle {
-    pub offset: u64,
-    pub size: u64,
-}
-
-impl BlockHandle {
-    /// Decodes a handle (two varint64s) at the start of `data`.
-    pub(crate) fn decode(data: &[u8], at: u64) -> Result<(Self, usize), TableError> {
-        let mut pos = 0;
-        match (varint(data, &mut pos), varint(data, &mut pos)) {
-            (Some(offset), Some(size)) => Ok((Self { offset, size }, pos)),
-            _ => error(at, "bad block handle"),
-        }
-    }
-
-    /// The offset just past this block's trailer, if it has one.
-    fn end(self) -> Option<u64> {
-        self.offset
-            .checked_add(self.size)?
-            .checked_add(TRAILER_LEN as u64)
-    }
-}
 
 /// A table file, read through `source` one block at a time.
 pub struct Table<'r, R: ReadAt + ?Sized> {
