@@ -179,7 +179,11 @@ fn assert_layout(root: &Path) {
     for page in files_under(&pages).into_keys() {
         expected.insert(format!("share/man/man1/{page}"), Entry::File);
     }
-    for page in ["leveldb-bloom-audit.1", "leveldb-bloom-explain.1"] {
+    for page in [
+        "leveldb-bloom-audit.1",
+        "leveldb-bloom-explain.1",
+        "leveldb-bloom-show.1",
+    ] {
         assert!(expected.contains_key(&format!("share/man/man1/{page}")));
     }
     for header in ["leveldb_bloom.h", "leveldb_bloom.hpp"] {

@@ -84,4 +84,38 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Policy::Leveldb)]
         policy: Policy,
     },
+    /// Writes one self-contained HTML page that draws LevelDB's real filters.
+    ///
+    /// With TABLE: the table's filters listed, one drawn as a grid of its bits (the
+    /// first with keys, --filter N, or the one LevelDB consults for --key), with the
+    /// keys it covers. Without: a playground, the filter LevelDB builds for --keys
+    /// (or --keys-file) at --bits-per-key, to which keys can be added. On the page,
+    /// hovering a bit shows the keys that set it; typing a key shows its probes and
+    /// the verdict. The page needs no network.
+    Show {
+        /// A table file (*.ldb, *.sst); without it, the playground.
+        table: Option<PathBuf>,
+        /// The filter to draw first.
+        #[arg(long, value_name = "N", requires = "table", conflicts_with = "key")]
+        filter: Option<usize>,
+        /// Ask the filter about this key when the page opens (with TABLE: draw the
+        /// filter LevelDB consults for it).
+        #[arg(long)]
+        key: Option<String>,
+        /// The playground's bits per key.
+        #[arg(long, value_name = "B", default_value_t = 10, conflicts_with = "table")]
+        bits_per_key: u32,
+        /// The playground's keys, separated by commas.
+        #[arg(long, value_delimiter = ',', conflicts_with = "table")]
+        keys: Vec<String>,
+        /// The playground's keys, one per line.
+        #[arg(long, value_name = "FILE", conflicts_with = "table")]
+        keys_file: Option<PathBuf>,
+        /// Keys (--key, --keys, --keys-file) are hex.
+        #[arg(long)]
+        hex: bool,
+        /// The page to write.
+        #[arg(short, long, value_name = "PAGE.html")]
+        output: PathBuf,
+    },
 }

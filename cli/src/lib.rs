@@ -2,7 +2,8 @@
 //! tables (read by the crate `leveldb-bloom-table`) ([`audit`], [`dialect`]), which
 //! tables of a database to audit ([`database`]) and reporting ([`report`]);
 //! following keys through a database's tables and filters ([`explain`],
-//! [`explain_text`], [`log_keys`]); the command line ([`args`]) and its man pages and
+//! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
+//! command line ([`args`]) and its man pages and
 //! completions ([`docs`]).
 
 pub mod args;
@@ -14,3 +15,4 @@ pub mod explain;
 pub mod explain_text;
 pub mod log_keys;
 pub mod report;
+pub mod show;

@@ -21,7 +21,7 @@ use leveldb_bloom_cli::args::{Cli, Command, Policy};
 use leveldb_bloom_cli::database::{self, Job};
 use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::report::{Database, Outcome, Report};
-use leveldb_bloom_cli::{audit, explain, explain_text, log_keys};
+use leveldb_bloom_cli::{audit, explain, explain_text, log_keys, show};
 
 fn main() -> ExitCode {
     let command = Cli::command().long_version(long_version());
@@ -50,6 +50,36 @@ fn main() -> ExitCode {
             log,
             policy,
         } => explain_keys(&path, &keys, hex, json, log, policy),
+        Command::Show {
+            table,
+            filter,
+            key,
+            bits_per_key,
+            keys,
+            keys_file,
+            hex,
+            output,
+        } => {
+            let written = show_page(
+                table.as_deref(),
+                filter,
+                key,
+                bits_per_key,
+                keys,
+                keys_file,
+                hex,
+            )
+            .and_then(|page| {
+                std::fs::write(&output, page).map_err(|e| format!("{}: {e}", output.display()))
+            });
+            match written {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    eprintln!("leveldb-bloom: ERROR {message}");
+                    ExitCode::from(1)
+                }
+            }
+        }
     }
 }
 
@@ -200,6 +230,39 @@ fn explain_all(
             explain::explain(path, &version, reader, key, logged)
         })
         .collect()
+}
+
+/// The page `show` writes.
+fn show_page(
+    table: Option<&Path>,
+    filter: Option<usize>,
+    key: Option<String>,
+    bits_per_key: u32,
+    mut keys: Vec<String>,
+    keys_file: Option<PathBuf>,
+    hex: bool,
+) -> Result<String, String> {
+    let bytes = |text: &str| {
+        if hex {
+            parse_hex(text)
+        } else {
+            Ok(text.as_bytes().to_vec())
+        }
+    };
+    let key = key.as_deref().map(bytes).transpose()?;
+    let data = match table {
+        Some(table) => show::from_table(table, filter, key.as_deref())?,
+        None => {
+            if let Some(file) = keys_file {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
+                keys.extend(text.lines().map(str::to_string));
+            }
+            let keys: Vec<Vec<u8>> = keys.iter().map(|k| bytes(k)).collect::<Result<_, _>>()?;
+            show::playground(bits_per_key, &keys, key.as_deref())
+        }
+    };
+    Ok(show::page(&data))
 }
 
 fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
