@@ -139,7 +139,7 @@ pub fn audit<R: ReadAt + ?Sized>(
             Ok(())
         })
     })?;
-    walk.enter(u64::MAX);
+    walk.finish_filter();
     report.missed = walk.missed;
     report.missed_keys = walk.missed_keys;
     report.missed_by_old_x86_leveldb = walk.missed_by_old_x86;
@@ -194,8 +194,8 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Starts the data block at `offset` (`u64::MAX`: the end of the table),
-    /// finishing the filter before it when this block has another.
+    /// Starts the data block at `offset`, finishing the filter before it when this
+    /// block has another.
     fn enter(&mut self, offset: u64) {
         let Some(filters) = self.filters else {
             return;
@@ -204,13 +204,19 @@ impl<'a> Walk<'a> {
         if self.current.is_some_and(|(i, _)| i == index) {
             return;
         }
-        if let Some((_, Lookup::Filter(filter))) = self.current {
+        self.finish_filter();
+        self.current = Some((index, filters.lookup(index)));
+    }
+
+    /// Narrows the writers down with the filter walked so far, if LevelDB consults
+    /// it and it covers keys.
+    fn finish_filter(&mut self) {
+        if let Some((_, Lookup::Filter(filter))) = self.current.take() {
             if !self.hashes.unsigned.is_empty() {
                 self.writers.narrow(filter, &self.hashes);
             }
         }
         self.hashes.clear();
-        self.current = (offset != u64::MAX).then(|| (index, filters.lookup(index)));
     }
 
     /// Checks `key`, whose hash under the unsigned reading is `unsigned`.

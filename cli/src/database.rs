@@ -24,8 +24,9 @@ pub struct Job {
 pub struct Plan {
     pub jobs: Vec<Job>,
     pub notes: Vec<String>,
-    /// Whether the tables were taken from the database's current version.
-    pub from_manifest: bool,
+    /// `None` for a table file; for a database directory, whether its tables were
+    /// taken from its current version.
+    pub from_manifest: Option<bool>,
 }
 
 /// The tables of `path`: itself when it is not a directory.
@@ -39,7 +40,7 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
                 live_number: None,
             }],
             notes: Vec::new(),
-            from_manifest: false,
+            from_manifest: None,
         });
     }
     let named = named_like_tables(path)?;
@@ -66,7 +67,7 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
             Ok(Plan {
                 jobs,
                 notes,
-                from_manifest: true,
+                from_manifest: Some(true),
             })
         }
         Err(why) => {
@@ -88,7 +89,7 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
             Ok(Plan {
                 jobs,
                 notes,
-                from_manifest: false,
+                from_manifest: Some(false),
             })
         }
     }

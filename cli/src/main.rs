@@ -101,10 +101,10 @@ fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) ->
     for path in paths {
         match database::plan(path) {
             Ok(plan) => {
-                if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                if let Some(from_manifest) = plan.from_manifest {
                     report.databases.push(Database {
                         path: path.display().to_string(),
-                        tables_from: if plan.from_manifest {
+                        tables_from: if from_manifest {
                             "manifest"
                         } else {
                             "file names"
