@@ -126,6 +126,29 @@ int main(void) {
   CHECK(stats.queries == 0 && stats.absent == 0 && stats.filters_built == 0 &&
         stats.keys_added == 0 && stats.filter_bytes == 0);
 
+  /* Queries of a legacy policy count as the legacy format's, those of the current
+   * policy still as the current one's, once a legacy policy exists. */
+  leveldb_bloom_stats_enable(1);
+  {
+    leveldb_filterpolicy_t* legacy = leveldb_bloom_legacy_policy_create(10);
+    size_t length = 0, current_length = 0;
+    char* filter = leveldb_bloom_create_filter(legacy, key_pointers, key_lengths, KEYS, &length);
+    char* current = leveldb_bloom_create_filter(shared, key_pointers, key_lengths, KEYS,
+                                                &current_length);
+    for (i = 0; i < KEYS; i++) {
+      CHECK(leveldb_bloom_key_may_match(legacy, key_pointers[i], key_lengths[i], filter, length));
+      CHECK(leveldb_bloom_key_may_match(shared, key_pointers[i], key_lengths[i], current,
+                                        current_length));
+    }
+    stats.size = sizeof stats;
+    leveldb_bloom_stats(&stats);
+    CHECK(stats.legacy_queries == KEYS && stats.legacy_absent == 0);
+    CHECK(stats.queries == 2 * KEYS && stats.legacy_filters_built == 1);
+    free(filter);
+    free(current);
+    leveldb_bloom_policy_destroy(legacy);
+  }
+
   leveldb_bloom_policy_destroy(shared);
   return check_report("stats_threads");
 }

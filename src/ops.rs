@@ -125,7 +125,13 @@ pub(crate) unsafe fn key_may_match<'p>(
         return 1;
     };
     Filter::new(filter)
-        .may_contain_for(key, || policy().map(|policy| policy.bloom.format()))
+        .may_contain_for(key, |only_to_count| {
+            // Counting a "may match" needs no lookup while every policy is current.
+            if only_to_count && !registry::legacy_policy_made() {
+                return Some(Format::Current);
+            }
+            policy().map(|policy| policy.bloom.format())
+        })
         .into()
 }
 

@@ -17,10 +17,10 @@
 //! even (see `fork`).
 
 use std::alloc::{alloc, Layout};
-use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use super::fork_lock::ForkLock;
-use bloom::BloomFilterPolicy;
+use bloom::{BloomFilterPolicy, Format};
 
 /// The state behind every handle.
 pub(crate) struct Policy {
@@ -30,9 +30,21 @@ pub(crate) struct Policy {
     pub(crate) leveldb_wrapper: AtomicUsize,
 }
 
+/// Whether a policy of the legacy format was ever made in this process: until one
+/// is, every policy is of the current format, and counting a query under its format
+/// needs no lookup.
+static LEGACY_POLICY_MADE: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn legacy_policy_made() -> bool {
+    LEGACY_POLICY_MADE.load(Ordering::Relaxed)
+}
+
 impl Policy {
     /// A policy on the heap, or `None` when memory runs out.
     pub(crate) fn new(bloom: BloomFilterPolicy) -> Option<Box<Self>> {
+        if bloom.format() == Format::Legacy {
+            LEGACY_POLICY_MADE.store(true, Ordering::Relaxed);
+        }
         try_box(Self {
             bloom,
             leveldb_wrapper: AtomicUsize::new(0),

@@ -93,8 +93,6 @@ impl Slot {
 /// keeps no destructor to give it back); later threads share [`SHARED`].
 const SLOTS: usize = 256;
 static SLOT: [Slot; SLOTS] = [const { Slot::new() }; SLOTS];
-/// Slots handed out so far (may run past `SLOTS`).
-static CLAIMED: AtomicUsize = AtomicUsize::new(0);
 /// The counters of threads that found every slot taken: atomic adds.
 static SHARED: Slot = Slot::new();
 
@@ -151,27 +149,96 @@ pub fn reset() {
     }
 }
 
-/// The next free slot, or `SLOTS` when every one is taken.
-#[cold]
-fn claim() -> usize {
-    CLAIMED.fetch_add(1, Ordering::Relaxed).min(SLOTS)
-}
-
-thread_local! {
-    /// This thread's slot, `UNCLAIMED` until its first count.
-    static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(UNCLAIMED) };
-}
-const UNCLAIMED: usize = usize::MAX;
-
-/// Adds `n` to counter `i` of this thread's slot (the caller checked [`enabled`]).
+/// This thread's slot in [`SLOT`], or `SLOTS` (past the end: [`SHARED`]).
+///
+/// On x86-64 Linux a thread is known by its thread pointer (`%fs:0`, the address
+/// of its thread control block, read in one instruction), the owner of at most one
+/// slot: a thread-local variable of a shared library would cost a call to
+/// `__tls_get_addr` per count. A thread that ends leaves its slot to the next thread
+/// given the same control block, which goes on adding to its counts.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[inline(always)]
-fn add(i: usize, n: u64) {
-    let slot = MINE.with(|mine| {
+fn my_slot() -> usize {
+    let me = thread_pointer();
+    let home = home_slot(me);
+    if OWNER[home].load(Ordering::Relaxed) == me {
+        return home;
+    }
+    claim(me, home)
+}
+
+/// Which thread owns each slot (its thread pointer; 0: free). Written once per
+/// slot, when a thread claims it; read by that thread on every count.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+static OWNER: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[inline(always)]
+fn thread_pointer() -> usize {
+    let pointer: usize;
+    // SAFETY: on x86-64 Linux (glibc and musl alike) %fs holds the thread's control
+    // block, whose first word points at itself: a load from memory every thread
+    // owns for its lifetime, with no other effect.
+    unsafe {
+        std::arch::asm!(
+            "mov {}, qword ptr fs:[0]",
+            out(reg) pointer,
+            options(nostack, readonly, preserves_flags, pure)
+        );
+    }
+    pointer
+}
+
+/// Where the slot of thread `me` is looked for first (a multiplicative hash).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[inline(always)]
+fn home_slot(me: usize) -> usize {
+    (me.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (usize::BITS - SLOTS.trailing_zeros())) % SLOTS
+}
+
+/// The slot `me` owns or claims now, looking on from `home`; `SLOTS` when every
+/// slot is another thread's.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cold]
+fn claim(me: usize, home: usize) -> usize {
+    for probe in 0..SLOTS {
+        let i = (home + probe) % SLOTS;
+        let owner = OWNER[i].load(Ordering::Relaxed);
+        if owner == me
+            || (owner == 0
+                && OWNER[i]
+                    .compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok())
+        {
+            return i;
+        }
+    }
+    SLOTS
+}
+
+/// This thread's slot in [`SLOT`], or `SLOTS` (past the end: [`SHARED`]): the next
+/// unclaimed one, kept in a thread-local variable.
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[inline(always)]
+fn my_slot() -> usize {
+    /// Slots handed out so far (may run past `SLOTS`).
+    static CLAIMED: AtomicUsize = AtomicUsize::new(0);
+    const UNCLAIMED: usize = usize::MAX;
+    thread_local! {
+        static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(UNCLAIMED) };
+    }
+    MINE.with(|mine| {
         if mine.get() == UNCLAIMED {
-            mine.set(claim());
+            mine.set(CLAIMED.fetch_add(1, Ordering::Relaxed).min(SLOTS));
         }
         mine.get()
-    });
+    })
+}
+
+/// Adds `n` to counter `i` of `slot` (from [`my_slot`]; the caller checked
+/// [`enabled`]).
+#[inline(always)]
+fn add(slot: usize, i: usize, n: u64) {
     match SLOT.get(slot) {
         // Only this thread writes its slot: a plain load and store.
         Some(slot) => {
@@ -193,9 +260,10 @@ pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
         } else {
             Counter::Absent
         };
-        add(index(format, answered), 1);
+        let slot = my_slot();
+        add(slot, index(format, answered), 1);
         if by_rule {
-            add(index(format, Counter::ByRule), 1);
+            add(slot, index(format, Counter::ByRule), 1);
         }
     }
 }
@@ -205,9 +273,10 @@ pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
 #[inline(always)]
 pub(crate) fn record_batch(format: Format, queries: u64, absent: u64, by_rule: u64) {
     if enabled() && queries > 0 {
-        add(index(format, Counter::Absent), absent);
-        add(index(format, Counter::MayMatch), queries - absent);
-        add(index(format, Counter::ByRule), by_rule);
+        let slot = my_slot();
+        add(slot, index(format, Counter::Absent), absent);
+        add(slot, index(format, Counter::MayMatch), queries - absent);
+        add(slot, index(format, Counter::ByRule), by_rule);
     }
 }
 
@@ -215,8 +284,9 @@ pub(crate) fn record_batch(format: Format, queries: u64, absent: u64, by_rule: u
 #[inline(always)]
 pub(crate) fn record_build(format: Format, keys: u64, bytes: u64) {
     if enabled() {
-        add(index(format, Counter::FiltersBuilt), 1);
-        add(index(format, Counter::KeysAdded), keys);
-        add(index(format, Counter::FilterBytes), bytes);
+        let slot = my_slot();
+        add(slot, index(format, Counter::FiltersBuilt), 1);
+        add(slot, index(format, Counter::KeysAdded), keys);
+        add(slot, index(format, Counter::FilterBytes), bytes);
     }
 }

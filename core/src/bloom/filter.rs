@@ -90,25 +90,28 @@ impl<'a> Filter<'a> {
     /// are all set under the current format's reading, which the legacy format also
     /// tries first, so a present key never waits for it; an absent key is probed once
     /// under each reading its format has. `format` returning `None` (no known policy)
-    /// answers "may match". The filter must be decoded with [`new`](Self::new). The
-    /// query is counted in [`stats`](crate::stats) under the format, which is then
-    /// always asked for.
+    /// answers "may match". The filter must be decoded with [`new`](Self::new).
+    ///
+    /// With [`stats`](crate::stats) on, the query is counted under the format, so
+    /// `format` is asked for "may match" answers too, told so by its argument
+    /// (`true`: the answer is "may match" whatever the format; the format is wanted
+    /// only to count the query under it, and `None` leaves it uncounted).
     ///
     /// ```
     /// use leveldb_bloom::{BloomFilterPolicy, Filter, Format};
     ///
     /// let filter = BloomFilterPolicy::legacy(10).build_filter(&["hello"]);
-    /// assert!(Filter::new(&filter).may_contain_for(b"hello", || Some(Format::Legacy)));
-    /// assert!(Filter::new(&filter).may_contain_for(b"other", || None));
+    /// assert!(Filter::new(&filter).may_contain_for(b"hello", |_| Some(Format::Legacy)));
+    /// assert!(Filter::new(&filter).may_contain_for(b"other", |_| None));
     /// ```
     #[inline(always)]
-    pub fn may_contain_for(&self, key: &[u8], format: impl FnOnce() -> Option<Format>) -> bool {
+    pub fn may_contain_for(&self, key: &[u8], format: impl FnOnce(bool) -> Option<Format>) -> bool {
         let h = bloom_hash(key);
         let current_reading = self.may_contain_hash(h);
         if current_reading && !stats::enabled() {
             return true;
         }
-        let Some(format) = format() else {
+        let Some(format) = format(current_reading) else {
             return true;
         };
         let answer = current_reading
