@@ -1,0 +1,137 @@
+//! This crate's Rust API beside rusty-leveldb's `BloomPolicy` (4.0.2), for `make
+//! bench`: the same keys, in the same process, the filters checked byte-equal first.
+//! Each row alternates the two for 9 rounds and prints the medians, in ns per key,
+//! and their ratio (rusty-leveldb ÷ this crate: above 1, this crate is faster).
+//! `make bench` runs it at every SIMD level the CPU has (`LEVELDB_BLOOM_SIMD`).
+//!
+//! Rows: building a filter (`build_filter` / `create_filter`); one key present and
+//! one key absent through `key_may_match(key, filter)`, which decodes the filter on
+//! every call; and the same through a `Filter` decoded once (`may_contain`; rusty's
+//! `key_may_match` is its only query). 16- and 100-byte keys, 1,000 and 100,000 keys.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use leveldb_bloom::{BloomFilterPolicy, Filter};
+use rusty_leveldb::{BloomPolicy, FilterPolicy};
+
+const ROUNDS: usize = 9;
+/// Keys timed per round, at least.
+const PER_ROUND: usize = 400_000;
+
+fn keys(count: usize, len: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut state = seed;
+    (0..count)
+        .map(|_| {
+            (0..len)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (state >> 56) as u8
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// ns per key of `run`, which handles `per_call` keys per call.
+fn time(per_call: usize, mut run: impl FnMut()) -> f64 {
+    let calls = PER_ROUND.div_ceil(per_call).max(1);
+    let start = Instant::now();
+    for _ in 0..calls {
+        run();
+    }
+    start.elapsed().as_nanos() as f64 / (calls * per_call) as f64
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Runs `ours` and `theirs` alternately and prints the row.
+fn row(name: &str, per_call: usize, mut ours: impl FnMut(), mut theirs: impl FnMut()) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        a.push(time(per_call, &mut ours));
+        b.push(time(per_call, &mut theirs));
+    }
+    let (a, b) = (median(a), median(b));
+    println!("  {name:<50} {a:>9.2} {b:>13.2} {:>9.2}x", b / a);
+}
+
+fn main() {
+    println!(
+        "\nRust API against rusty-leveldb 4.0.2's BloomPolicy, 10 bits per key, SIMD level {} \
+         (ns per key, medians of {ROUNDS} alternated rounds; ratio = rusty-leveldb / ours)",
+        leveldb_bloom::simd_level().to_string_lossy()
+    );
+    println!("  {:<50} {:>9} {:>13} {:>10}", "row", "ours", "rusty-leveldb", "ratio");
+    let ours = BloomFilterPolicy::new(10);
+    let rusty = BloomPolicy::new(10);
+    for len in [16, 100] {
+        for n in [1_000, 100_000] {
+            let present = keys(n, len, 1 + n as u64 + len as u64);
+            let absent = keys(n, len, 7 + n as u64 + len as u64);
+            let mut flat = Vec::new();
+            let mut offsets = Vec::new();
+            for key in &present {
+                offsets.push(flat.len());
+                flat.extend_from_slice(key);
+            }
+            let filter = ours.build_filter(&present);
+            assert_eq!(filter, rusty.create_filter(&flat, &offsets), "filters differ");
+            let label = |what: &str| format!("{what}, {len} B, n = {n}");
+            row(
+                &label("build"),
+                n,
+                || {
+                    black_box(ours.build_filter(black_box(&present)));
+                },
+                || {
+                    black_box(rusty.create_filter(black_box(&flat), black_box(&offsets)));
+                },
+            );
+            for (what, set) in [("present", &present), ("absent", &absent)] {
+                row(
+                    &label(&format!("one key {what}, key_may_match")),
+                    n,
+                    || {
+                        for key in set.iter() {
+                            black_box(ours.key_may_match(black_box(key), black_box(&filter)));
+                        }
+                    },
+                    || {
+                        for key in set.iter() {
+                            black_box(FilterPolicy::key_may_match(
+                                &rusty,
+                                black_box(key),
+                                black_box(&filter),
+                            ));
+                        }
+                    },
+                );
+                let decoded = Filter::new(&filter);
+                row(
+                    &label(&format!("one key {what}, decoded Filter")),
+                    n,
+                    || {
+                        for key in set.iter() {
+                            black_box(decoded.may_contain(black_box(key)));
+                        }
+                    },
+                    || {
+                        for key in set.iter() {
+                            black_box(FilterPolicy::key_may_match(
+                                &rusty,
+                                black_box(key),
+                                black_box(&filter),
+                            ));
+                        }
+                    },
+                );
+            }
+        }
+    }
+}
