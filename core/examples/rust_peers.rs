@@ -67,7 +67,10 @@ fn main() {
          (ns per key, medians of {ROUNDS} alternated rounds; ratio = rusty-leveldb / ours)",
         leveldb_bloom::simd_level().to_string_lossy()
     );
-    println!("  {:<50} {:>9} {:>13} {:>10}", "row", "ours", "rusty-leveldb", "ratio");
+    println!(
+        "  {:<50} {:>9} {:>13} {:>10}",
+        "row", "ours", "rusty-leveldb", "ratio"
+    );
     let ours = BloomFilterPolicy::new(10);
     let rusty = BloomPolicy::new(10);
     for len in [16, 100] {
@@ -81,7 +84,11 @@ fn main() {
                 flat.extend_from_slice(key);
             }
             let filter = ours.build_filter(&present);
-            assert_eq!(filter, rusty.create_filter(&flat, &offsets), "filters differ");
+            assert_eq!(
+                filter,
+                rusty.create_filter(&flat, &offsets),
+                "filters differ"
+            );
             let label = |what: &str| format!("{what}, {len} B, n = {n}");
             row(
                 &label("build"),

@@ -2,6 +2,8 @@
 //! ([`BloomFilterPolicy`]) and querying them ([`Filter`]), one key at a time or many
 //! at once (`batch`), in the current format or the legacy one (`legacy`).
 
+#![forbid(unsafe_code)]
+
 mod batch;
 mod filter;
 mod legacy;

@@ -5,6 +5,8 @@
 //! A filter is a bit array followed by one byte, k, the number of probes. Each key
 //! sets k bits chosen by double hashing its 32-bit hash.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::CStr;
 
 /// The name LevelDB stores with every filter block of this format.

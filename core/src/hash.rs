@@ -1,5 +1,7 @@
 //! LevelDB's `Hash(data, n, seed)` (util/hash.cc), a Murmur-like hash.
 
+#![forbid(unsafe_code)]
+
 use crate::format::HASH_SEED;
 
 pub(crate) const MULTIPLIER: u32 = 0xc6a4a793;

@@ -7,6 +7,8 @@
 //! everything there, and a one-byte filter with a valid k divides by zero); this
 //! implementation answers exactly as LevelDB's `KeyMayMatch` does.
 
+#![forbid(unsafe_code)]
+
 use rusty_leveldb::FilterPolicy;
 
 use crate::bloom::BloomFilterPolicy;
