@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
@@ -93,27 +93,32 @@ fn goleveldb_database_is_legacy_unsigned() {
     }
 }
 
+/// Rewrites each filter of `table` as a writer with the signed hash builds it at 10
+/// bits per key (LevelDB before 1.18 on x86, RocksDB's block-based filter), then
+/// calls `each` with its keys and the new filter.
+fn rewrite_with_signed_hash(table: &Path, mut each: impl FnMut(&[Vec<u8>], &[u8])) {
+    let policy = BloomFilterPolicy::new(10);
+    rewrite_filters(table, |_, keys, filter| {
+        let hashes = keys
+            .iter()
+            .map(|key| hash_with(key, 0xbc9f1d34, TailBytes::Signed));
+        policy.write_filter_of_hashes(hashes, filter).unwrap();
+        each(keys, filter);
+    });
+}
+
 /// Filters built by this test with the signed hash, as LevelDB before 1.18 on x86
 /// wrote them, under `leveldb.BuiltinBloomFilter`: `legacy-signed`, and every key
 /// that an unsigned reader (goleveldb) misses is listed; exit 1.
 #[test]
 fn signed_filters_are_legacy_signed_and_unsigned_misses_reported() {
     let (db, _keys) = goleveldb_database();
-    let policy = BloomFilterPolicy::new(10);
     // The live tables: those the audit reads (goleveldb leaves replaced ones behind
     // until it next opens the database).
-    let version = leveldb_table::manifest::live_version(&db.0).unwrap();
-    let tables: Vec<PathBuf> = (0..7)
-        .flat_map(|level| version.files(level))
-        .map(|t| db.0.join(format!("{:06}.ldb", t.number)))
-        .collect();
+    let tables = live_table_files(&db.0);
     let mut expected_missed = Vec::new();
     for table in &tables {
-        rewrite_filters(table, |_, keys, filter| {
-            let hashes = keys
-                .iter()
-                .map(|key| hash_with(key, 0xbc9f1d34, TailBytes::Signed));
-            policy.write_filter_of_hashes(hashes, filter).unwrap();
+        rewrite_with_signed_hash(table, |keys, filter| {
             let written = Filter::new(filter);
             for key in keys {
                 if !written.may_contain(key) {
@@ -307,21 +312,10 @@ fn rename_to_rocksdb(table: &Path) {
     let index_offset = out.len() as u64;
     let index_raw = &data[index.offset as usize..(index.offset + index.size + 5) as usize];
     out.extend_from_slice(index_raw);
-    let mut footer = Vec::new();
-    for mut v in [
-        metaindex.offset,
-        contents.len() as u64,
-        index_offset,
-        index.size,
-    ] {
-        while v >= 0x80 {
-            footer.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        footer.push(v as u8);
-    }
-    footer.resize(40, 0);
-    footer.extend_from_slice(&data[data.len() - 8..]);
+    let footer = table_footer(
+        (metaindex.offset, contents.len() as u64),
+        (index_offset, index.size),
+    );
     out.extend_from_slice(&footer);
     std::fs::write(table, out).unwrap();
 }
@@ -333,25 +327,15 @@ fn rename_to_rocksdb(table: &Path) {
 #[test]
 fn rocksdb_block_based_filters_are_read_with_the_signed_hash() {
     let (db, _keys) = goleveldb_database();
-    let version = leveldb_table::manifest::live_version(&db.0).unwrap();
-    let tables: Vec<PathBuf> = (0..7)
-        .flat_map(|level| version.files(level))
-        .map(|t| db.0.join(format!("{:06}.ldb", t.number)))
-        .collect();
+    let tables = live_table_files(&db.0);
     for table in &tables {
         rename_to_rocksdb(table);
     }
     let (code, json) = audit_json(&db.0);
     assert_eq!(code, 1, "unsigned bits under RocksDB's name");
     assert!(json["missed"].as_u64().unwrap() > 0);
-    let policy = BloomFilterPolicy::new(10);
     for table in &tables {
-        rewrite_filters(table, |_, keys, filter| {
-            let hashes = keys
-                .iter()
-                .map(|key| hash_with(key, 0xbc9f1d34, TailBytes::Signed));
-            policy.write_filter_of_hashes(hashes, filter).unwrap();
-        });
+        rewrite_with_signed_hash(table, |_, _| {});
     }
     let (code, json) = audit_json(&db.0);
     assert_eq!(code, 0, "{json}");

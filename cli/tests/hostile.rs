@@ -23,6 +23,30 @@ struct Run {
     max_rss_kib: i64,
 }
 
+impl Run {
+    /// Prints what the case cost and checks its memory stayed under 100 MiB.
+    fn report(&self, case: &str) {
+        eprintln!(
+            "{case}: exit {}, {:.2} s, {} KiB peak",
+            self.code, self.seconds, self.max_rss_kib
+        );
+        assert!(
+            self.max_rss_kib < 100 << 10,
+            "{case}: {} KiB",
+            self.max_rss_kib
+        );
+    }
+
+    /// The line of stderr naming `path`.
+    fn stderr_line(&self, path: &Path) -> &str {
+        let path = path.display().to_string();
+        self.stderr
+            .lines()
+            .find(|l| l.contains(&path))
+            .unwrap_or_else(|| panic!("{path} not on stderr: {}", self.stderr))
+    }
+}
+
 fn run(args: &[&str], paths: &[&Path]) -> Run {
     let start = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
@@ -126,12 +150,7 @@ fn files_that_are_not_tables_are_errors_not_hangs() {
         let r = run(if json { &["--json"] } else { &[] }, &[d]);
         assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
         for (name, message) in expected {
-            let line = r
-                .stderr
-                .lines()
-                .find(|l| l.contains(name))
-                .unwrap_or_else(|| panic!("{name} not on stderr: {}", r.stderr));
-            assert!(line.contains(&d.join(name).display().to_string()), "{line}");
+            let line = r.stderr_line(&d.join(name));
             assert!(line.contains(message), "{line}");
         }
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
@@ -144,11 +163,7 @@ fn files_that_are_not_tables_are_errors_not_hangs() {
             assert!(r.stdout.contains("000100.ldb  leveldb  "), "{}", r.stdout);
             assert!(r.stdout.contains("FAILED: some tables could not be read"));
         }
-        eprintln!(
-            "FIFO, /dev/zero, dangling symlink, directory, 6 GiB sparse file: exit {}, {:.2} s, {} KiB peak",
-            r.code, r.seconds, r.max_rss_kib
-        );
-        assert!(r.max_rss_kib < 100 << 10, "{} KiB", r.max_rss_kib);
+        r.report("FIFO, /dev/zero, dangling symlink, directory, 6 GiB sparse file");
     }
 }
 
@@ -156,21 +171,10 @@ fn files_that_are_not_tables_are_errors_not_hangs() {
 /// of 3 GiB) nearly the whole file: reported before reading, in bounded memory.
 #[test]
 fn handles_that_claim_too_much_are_errors_before_any_allocation() {
-    let (_db, dir, good) = dir_with_good_table();
-    let data = std::fs::read(&good).unwrap();
+    let (_db, dir, _good) = dir_with_good_table();
     let lying = |name: &str, block_size: u64, file_len: u64| {
         // Both handles (metaindex, then index) claim block_size bytes at offset 0.
-        let mut footer = Vec::new();
-        for value in [0u64, block_size, 0, block_size] {
-            let mut v = value;
-            while v >= 0x80 {
-                footer.push(v as u8 | 0x80);
-                v >>= 7;
-            }
-            footer.push(v as u8);
-        }
-        footer.resize(40, 0);
-        footer.extend_from_slice(&data[data.len() - 8..]);
+        let footer = table_footer((0, block_size), (0, block_size));
         let path = dir.0.join(name);
         let file = std::fs::File::create(&path).unwrap();
         file.set_len(file_len).unwrap();
@@ -185,22 +189,14 @@ fn handles_that_claim_too_much_are_errors_before_any_allocation() {
         (&past_end, "runs past the end of the file"),
         (&whole_file, "larger than any this tool reads"),
     ] {
-        let line = r
-            .stderr
-            .lines()
-            .find(|l| l.contains(path.to_str().unwrap()))
-            .unwrap_or_else(|| panic!("{}", r.stderr));
+        let line = r.stderr_line(path);
         assert!(
             line.contains(message) && line.contains(" at offset "),
             "{line}"
         );
     }
     assert!(r.stdout.contains("000100.ldb  leveldb  "), "{}", r.stdout);
-    eprintln!(
-        "index handles past the end and of 3 GiB: exit {}, {:.2} s, {} KiB peak",
-        r.code, r.seconds, r.max_rss_kib
-    );
-    assert!(r.max_rss_kib < 100 << 10, "{} KiB", r.max_rss_kib);
+    r.report("index handles past the end and of 3 GiB");
 }
 
 /// Tables deleted while the audit runs (as a compaction deletes them): skipped, never
@@ -307,7 +303,6 @@ fn a_one_gibibyte_table_is_read_in_bounded_memory() {
         index.extend_from_slice(&r.to_le_bytes());
     }
     index.extend_from_slice(&(restarts.len() as u32).to_le_bytes());
-    let mut footer = Vec::new();
     let put_block = |out: &mut dyn Write, contents: &[u8], at: &mut u64| {
         out.write_all(contents).unwrap();
         out.write_all(&[0]).unwrap();
@@ -319,16 +314,7 @@ fn a_one_gibibyte_table_is_read_in_bounded_memory() {
     };
     let metaindex = put_block(&mut out, &[0, 0, 0, 0], &mut written);
     let index = put_block(&mut out, &index, &mut written);
-    for v in [metaindex.0, metaindex.1, index.0, index.1] {
-        let mut v = v;
-        while v >= 0x80 {
-            footer.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        footer.push(v as u8);
-    }
-    footer.resize(40, 0);
-    footer.extend_from_slice(&data[data.len() - 8..]);
+    let footer = table_footer(metaindex, index);
     out.write_all(&footer).unwrap();
     drop(out);
     let r = run(&["--json"], &[&path]);
@@ -336,10 +322,6 @@ fn a_one_gibibyte_table_is_read_in_bounded_memory() {
     assert_eq!(r.code, 0, "{doc}");
     assert_eq!(doc["tables"][0]["dialect"], "none");
     let entries = doc["entries"].as_u64().unwrap();
-    eprintln!(
-        "a 1 GiB table, {entries} entries: exit {}, {:.2} s, {} KiB peak",
-        r.code, r.seconds, r.max_rss_kib
-    );
     assert!(entries > 5_000_000, "{entries}");
-    assert!(r.max_rss_kib < 100 << 10, "{} KiB", r.max_rss_kib);
+    r.report(&format!("a 1 GiB table, {entries} entries"));
 }

@@ -101,6 +101,15 @@ fn main() {
                 },
             );
             for (what, set) in [("present", &present), ("absent", &absent)] {
+                let theirs = || {
+                    for key in set.iter() {
+                        black_box(FilterPolicy::key_may_match(
+                            &rusty,
+                            black_box(key),
+                            black_box(&filter),
+                        ));
+                    }
+                };
                 row(
                     &label(&format!("one key {what}, key_may_match")),
                     n,
@@ -109,15 +118,7 @@ fn main() {
                             black_box(ours.key_may_match(black_box(key), black_box(&filter)));
                         }
                     },
-                    || {
-                        for key in set.iter() {
-                            black_box(FilterPolicy::key_may_match(
-                                &rusty,
-                                black_box(key),
-                                black_box(&filter),
-                            ));
-                        }
-                    },
+                    theirs,
                 );
                 let decoded = Filter::new(&filter);
                 row(
@@ -128,15 +129,7 @@ fn main() {
                             black_box(decoded.may_contain(black_box(key)));
                         }
                     },
-                    || {
-                        for key in set.iter() {
-                            black_box(FilterPolicy::key_may_match(
-                                &rusty,
-                                black_box(key),
-                                black_box(&filter),
-                            ));
-                        }
-                    },
+                    theirs,
                 );
             }
         }

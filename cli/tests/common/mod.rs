@@ -208,3 +208,28 @@ pub fn keys_file(dir: &Path, count: u32) -> (PathBuf, Vec<Vec<u8>>) {
     std::fs::write(&path, bytes).unwrap();
     (path, keys)
 }
+
+/// A table's 48-byte footer: the metaindex and index handles (offset, size) as
+/// varints, zero padding, LevelDB's magic number.
+pub fn table_footer(metaindex: (u64, u64), index: (u64, u64)) -> Vec<u8> {
+    let mut footer = Vec::new();
+    for mut v in [metaindex.0, metaindex.1, index.0, index.1] {
+        while v >= 0x80 {
+            footer.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        footer.push(v as u8);
+    }
+    footer.resize(40, 0);
+    footer.extend_from_slice(&0xdb47_7524_8b80_fb57u64.to_le_bytes());
+    footer
+}
+
+/// The files of the live tables of the database at `dir`, as its MANIFEST lists them.
+pub fn live_table_files(dir: &Path) -> Vec<PathBuf> {
+    let version = leveldb_table::manifest::live_version(dir).unwrap();
+    (0..7)
+        .flat_map(|level| version.files(level))
+        .map(|t| dir.join(format!("{:06}.ldb", t.number)))
+        .collect()
+}
