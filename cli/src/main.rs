@@ -8,6 +8,8 @@
 //!
 //! `leveldb-bloom explain PATH KEY...` follows each key through the database as a
 //! Get does: the tables consulted, each filter's answer, the blocks read.
+//! `leveldb-bloom show` writes a page that draws a table's (or a playground's)
+//! filters bit by bit.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -60,7 +62,7 @@ fn main() -> ExitCode {
             hex,
             output,
         } => {
-            let written = show_page(
+            let page = show_page(
                 table.as_deref(),
                 filter,
                 key,
@@ -68,17 +70,8 @@ fn main() -> ExitCode {
                 keys,
                 keys_file,
                 hex,
-            )
-            .and_then(|page| {
-                std::fs::write(&output, page).map_err(|e| format!("{}: {e}", output.display()))
-            });
-            match written {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(message) => {
-                    eprintln!("leveldb-bloom: ERROR {message}");
-                    ExitCode::from(1)
-                }
-            }
+            );
+            write_page(page, &output)
         }
     }
 }
@@ -230,6 +223,20 @@ fn explain_all(
             explain::explain(path, &version, reader, key, logged)
         })
         .collect()
+}
+
+/// Writes `page` to `output`; errors on stderr, exit 1.
+fn write_page(page: Result<String, String>, output: &Path) -> ExitCode {
+    let written = page.and_then(|page| {
+        std::fs::write(output, page).map_err(|e| format!("{}: {e}", output.display()))
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("leveldb-bloom: ERROR {message}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// The page `show` writes.
