@@ -1,7 +1,8 @@
 //! Any bytes at all: tables and MANIFESTs written by LevelDB 1.23 (plyvel) and by
 //! goleveldb, mutated (bytes set, bits flipped, LevelDB's own integers planted,
-//! spans copied, the end cut), read by the audit, the table reader and the MANIFEST
-//! reader. None may panic, take more than a few seconds, or allocate more than a
+//! spans copied, the end cut; in half the cases the checksums mended afterwards, so
+//! that the mutations reach the parsers behind them), read by the audit, the table
+//! reader and the MANIFEST reader. None may panic, take more than a few seconds, or allocate more than a
 //! fixed bound. `make test` runs a short run; `make fuzz` a long one
 //! (`TABLE_FUZZ_CASES`).
 
@@ -53,18 +54,91 @@ unsafe impl GlobalAlloc for Largest {
 #[global_allocator]
 static ALLOCATOR: Largest = Largest;
 
-/// The seeds: each live table and the MANIFEST of a small database written by
-/// LevelDB 1.23 through plyvel, and of one written by goleveldb.
-fn seeds() -> Vec<(String, Vec<u8>)> {
-    let leveldb = Scratch::new();
-    succeed(Command::new(PYTHON).arg("-c").arg(
-        "import plyvel, random, sys\n\
-         rng = random.Random(7)\n\
-         db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10, block_size=512)\n\
-         for i in range(400):\n    db.put(rng.randbytes(rng.randrange(1, 40)), rng.randbytes(rng.randrange(0, 60)))\n\
-         db.compact_range()\n\
-         db.close()\n",
-    ).arg(&leveldb.0));
+/// A seed: its name, its bytes, and the places a checksum covers (a table's blocks:
+/// contents, then the type byte and the masked crc32c; a log's records: the crc, the
+/// length and type, the payload), so that a case can mend the checksums after
+/// mutating and so reach the parsers behind them.
+struct Seed {
+    name: String,
+    bytes: Vec<u8>,
+    blocks: Vec<(usize, usize)>,
+    records: Vec<(usize, usize)>,
+}
+
+/// The blocks of the table `bytes`: metaindex, index, filter and data blocks, as
+/// (offset, size).
+fn table_blocks(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let table = leveldb_table::Table::open(bytes).unwrap();
+    let mut blocks = vec![table.metaindex, table.index];
+    let metaindex = table.block(table.metaindex).unwrap();
+    leveldb_table::each_entry(&metaindex, 0, |_, value| {
+        blocks.push(leveldb_table::handle_value(value, 0)?);
+        Ok(())
+    })
+    .unwrap();
+    table
+        .for_each_data_block(|handle, _| {
+            blocks.push(handle);
+            Ok(())
+        })
+        .unwrap();
+    blocks
+        .into_iter()
+        .map(|h| (h.offset as usize, h.size as usize))
+        .collect()
+}
+
+/// The records of the log `bytes` (one block: the seeds are small), as (header
+/// offset, payload length).
+fn log_records(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut records = Vec::new();
+    let mut at = 0;
+    while at + 7 <= bytes.len() {
+        let len = usize::from(u16::from_le_bytes([bytes[at + 4], bytes[at + 5]]));
+        records.push((at, len));
+        at += 7 + len;
+    }
+    records
+}
+
+/// Recomputes every checksum `seed` knows of that still lies within `bytes`.
+fn mend_checksums(seed: &Seed, bytes: &mut [u8]) {
+    for &(offset, size) in &seed.blocks {
+        let end = offset + size;
+        if end + 5 <= bytes.len() {
+            let crc = leveldb_table::masked_crc(&bytes[offset..end], bytes[end]);
+            bytes[end + 1..end + 5].copy_from_slice(&crc.to_le_bytes());
+        }
+    }
+    for &(at, len) in &seed.records {
+        if at + 7 + len <= bytes.len() {
+            let crc = crc32c::crc32c_append(
+                crc32c::crc32c(&[bytes[at + 6]]),
+                &bytes[at + 7..at + 7 + len],
+            );
+            let masked = crc.rotate_right(15).wrapping_add(0xa282_ead8);
+            bytes[at..at + 4].copy_from_slice(&masked.to_le_bytes());
+        }
+    }
+}
+
+/// The seeds: each live table and the MANIFEST of small databases written by
+/// LevelDB 1.23 through plyvel (snappy-compressed and uncompressed), and of one
+/// written by goleveldb.
+fn seeds() -> Vec<Seed> {
+    let write = |compression: &str| {
+        let dir = Scratch::new();
+        succeed(Command::new(PYTHON).arg("-c").arg(format!(
+            "import plyvel, random, sys\n\
+             rng = random.Random(7)\n\
+             db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10, block_size=512, compression={compression})\n\
+             for i in range(400):\n    db.put(rng.randbytes(rng.randrange(1, 40)), rng.randbytes(rng.randrange(0, 60)))\n\
+             db.compact_range()\n\
+             db.close()\n",
+        )).arg(&dir.0));
+        dir
+    };
+    let (snappy, raw) = (write("'snappy'"), write("None"));
     let goleveldb = Scratch::new();
     let keys = Scratch::new();
     let (keys_path, _) = keys_file(&keys.0, 300);
@@ -75,20 +149,35 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
             .arg(keys_path),
     );
     let mut seeds = Vec::new();
-    for (writer, dir) in [("leveldb", &leveldb.0), ("goleveldb", &goleveldb.0)] {
+    for (writer, dir) in [
+        ("leveldb", &snappy.0),
+        ("leveldb uncompressed", &raw.0),
+        ("goleveldb", &goleveldb.0),
+    ] {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if name.ends_with(".ldb") || name.starts_with("MANIFEST-") {
-                let bytes = std::fs::read(&path).unwrap();
-                if bytes.len() < 64 << 10 {
-                    seeds.push((format!("{writer} {name}"), bytes));
-                }
+            let bytes = std::fs::read(&path).unwrap();
+            if bytes.len() >= 64 << 10 {
+                continue;
             }
+            let (blocks, records) = if name.ends_with(".ldb") {
+                (table_blocks(&bytes), Vec::new())
+            } else if name.starts_with("MANIFEST-") {
+                (Vec::new(), log_records(&bytes))
+            } else {
+                continue;
+            };
+            seeds.push(Seed {
+                name: format!("{writer} {name}"),
+                bytes,
+                blocks,
+                records,
+            });
         }
     }
-    assert!(seeds.iter().filter(|(n, _)| n.ends_with(".ldb")).count() >= 2);
-    assert!(seeds.iter().any(|(n, _)| n.contains("MANIFEST")));
+    assert!(seeds.iter().filter(|s| s.name.ends_with(".ldb")).count() >= 3);
+    assert!(seeds.iter().any(|s| s.name.contains("MANIFEST")));
     seeds
 }
 
@@ -148,8 +237,9 @@ fn mutate(bytes: &mut Vec<u8>, mutation: &Mutation) {
 
 /// Everything the tool does with bytes it is handed: audit them as a table, walk
 /// them with the table reader, read them as a MANIFEST.
-fn read_everything(bytes: &[u8]) {
-    let _ = leveldb_bloom_cli::audit::audit("fuzz".into(), bytes, usize::MAX, &|_| {});
+fn read_everything(bytes: &[u8]) -> bool {
+    let audited =
+        leveldb_bloom_cli::audit::audit("fuzz".into(), bytes, usize::MAX, &|_| {}).is_ok();
     if let Ok(table) = leveldb_table::Table::open(bytes) {
         let _ = table.for_each_data_block(|h, block| {
             leveldb_table::each_entry(block, h.offset, |_, _| Ok(()))
@@ -159,6 +249,7 @@ fn read_everything(bytes: &[u8]) {
     while let Ok(Some((_, record))) = log.next_record() {
         let _ = decode_edit(&record);
     }
+    audited
 }
 
 fn cases() -> u32 {
@@ -171,10 +262,14 @@ fn cases() -> u32 {
 #[test]
 fn mutated_tables_and_manifests_neither_panic_hang_nor_overallocate() {
     let seeds = seeds();
-    for (_, seed) in &seeds {
-        read_everything(seed);
+    for seed in &seeds {
+        read_everything(&seed.bytes);
     }
-    let executed = AtomicUsize::new(0);
+    let (executed, mended, audited) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
     let config = ProptestConfig {
         cases: cases(),
         failure_persistence: None,
@@ -182,22 +277,32 @@ fn mutated_tables_and_manifests_neither_panic_hang_nor_overallocate() {
     };
     let mut runner = proptest::test_runner::TestRunner::new(config);
     let result = runner.run(
-        &(0..seeds.len(), prop::collection::vec(mutation(), 1..6)),
-        |(seed, mutations)| {
-            let mut bytes = seeds[seed].1.clone();
+        &(
+            0..seeds.len(),
+            prop::collection::vec(mutation(), 1..6),
+            any::<bool>(),
+        ),
+        |(index, mutations, mend)| {
+            let seed = &seeds[index];
+            let mut bytes = seed.bytes.clone();
             for m in &mutations {
                 mutate(&mut bytes, m);
             }
+            if mend {
+                mend_checksums(seed, &mut bytes);
+                mended.fetch_add(1, Ordering::Relaxed);
+            }
             LARGEST.store(0, Ordering::Relaxed);
             let start = Instant::now();
-            read_everything(&bytes);
+            let read = read_everything(&bytes);
             let (took, largest) = (start.elapsed(), LARGEST.load(Ordering::Relaxed));
             executed.fetch_add(1, Ordering::Relaxed);
-            prop_assert!(took < TIME_BOUND, "{} took {took:?}", seeds[seed].0);
+            audited.fetch_add(usize::from(read), Ordering::Relaxed);
+            prop_assert!(took < TIME_BOUND, "{} took {took:?}", seed.name);
             prop_assert!(
                 largest <= ALLOCATION_BOUND,
                 "{}: an allocation of {largest} bytes",
-                seeds[seed].0
+                seed.name
             );
             Ok(())
         },
@@ -206,12 +311,15 @@ fn mutated_tables_and_manifests_neither_panic_hang_nor_overallocate() {
         panic!("{e}");
     }
     eprintln!(
-        "{} mutated inputs from {} seeds ({}): no panic, none over {TIME_BOUND:?} or {ALLOCATION_BOUND} bytes",
+        "{} mutated inputs ({} with their checksums mended; {} audited whole) from {} seeds \
+         ({}): no panic, none over {TIME_BOUND:?} or {ALLOCATION_BOUND} bytes",
         executed.load(Ordering::Relaxed),
+        mended.load(Ordering::Relaxed),
+        audited.load(Ordering::Relaxed),
         seeds.len(),
         seeds
             .iter()
-            .map(|(n, b)| format!("{n} {} B", b.len()))
+            .map(|s| format!("{} {} B", s.name, s.bytes.len()))
             .collect::<Vec<_>>()
             .join(", ")
     );
