@@ -59,7 +59,7 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
             let jobs = live
                 .into_iter()
                 .map(|(level, number)| Job {
-                    path: table_path(path, number, &named),
+                    path: leveldb_table::manifest::table_file(path, number),
                     level: Some(level),
                     live_number: Some(number),
                 })
@@ -138,15 +138,4 @@ fn named_like_tables(dir: &Path) -> Result<Vec<(u64, PathBuf)>, String> {
     }
     files.sort();
     Ok(files)
-}
-
-/// The file of live table `number`: `NNNNNN.ldb`, or the `.sst` LevelDB also opens.
-fn table_path(dir: &Path, number: u64, named: &[(u64, PathBuf)]) -> PathBuf {
-    let ldb = dir.join(format!("{number:06}.ldb"));
-    let sst = dir.join(format!("{number:06}.sst"));
-    if named.iter().any(|(_, p)| *p == sst) && !named.iter().any(|(_, p)| *p == ldb) {
-        sst
-    } else {
-        ldb
-    }
 }

@@ -6,12 +6,12 @@
 //! it holds. With `--log`, the write-ahead log that LevelDB replays into memory, where
 //! a Get looks first.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use leveldb_bloom::hash::{hash_with, TailBytes};
 use leveldb_bloom::Filter;
 use leveldb_table::internal_key::{compare_internal_keys, parse_internal_key, EntryKind};
-use leveldb_table::manifest::{LiveTable, Version};
+use leveldb_table::manifest::{table_file, LiveTable, Version};
 use leveldb_table::{each_entry, handle_value, FilterBlock, Lookup, Table, TableError};
 use serde::Serialize;
 
@@ -190,17 +190,6 @@ fn record(explained: &mut KeyExplained, step: Step) -> bool {
     explained.steps.push(step);
     explained.found = found;
     explained.found.is_some()
-}
-
-/// The file of table `number`: `NNNNNN.ldb`, or the `.sst` LevelDB also opens.
-pub fn table_file(dir: &Path, number: u64) -> PathBuf {
-    let ldb = dir.join(format!("{number:06}.ldb"));
-    let sst = dir.join(format!("{number:06}.sst"));
-    if !ldb.exists() && sst.exists() {
-        sst
-    } else {
-        ldb
-    }
 }
 
 fn skipped(dir: &Path, table: &LiveTable) -> Step {

@@ -83,6 +83,18 @@ impl Version {
     }
 }
 
+/// The file of table `number` in `db_dir`: `NNNNNN.ldb`, or `NNNNNN.sst` (the name
+/// before LevelDB 1.14, which LevelDB still opens) when only that one exists.
+pub fn table_file(db_dir: &Path, number: u64) -> PathBuf {
+    let ldb = db_dir.join(format!("{number:06}.ldb"));
+    let sst = db_dir.join(format!("{number:06}.sst"));
+    if !ldb.exists() && sst.exists() {
+        sst
+    } else {
+        ldb
+    }
+}
+
 /// Decodes one MANIFEST record (a `VersionEdit`), as LevelDB's `DecodeFrom`: any
 /// unknown tag, a level out of range or a field cut short is an error.
 pub fn decode_edit(record: &[u8]) -> Result<VersionEdit, String> {

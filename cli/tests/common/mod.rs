@@ -230,6 +230,6 @@ pub fn live_table_files(dir: &Path) -> Vec<PathBuf> {
     let version = leveldb_table::manifest::live_version(dir).unwrap();
     (0..7)
         .flat_map(|level| version.files(level))
-        .map(|t| dir.join(format!("{:06}.ldb", t.number)))
+        .map(|t| leveldb_table::manifest::table_file(dir, t.number))
         .collect()
 }
