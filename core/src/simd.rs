@@ -2,9 +2,10 @@
 //! `level` chooses, with the scalar code as the fallback and the reference; and
 //! prefetching.
 //!
-//! Only hashing is done in vectors. Locating probes in vectors too (positions written
-//! out, then read back to test or set the bits) was slower than locating each probe
-//! where it is used, for building and for batch queries alike (docs/performance.md).
+//! At AVX-512, a batch query also locates and tests its keys' probes in vectors
+//! (`avx512_probes`). Elsewhere, and for building, probes are located one by one
+//! where their bits are tested or set: with AVX2, and for building at every level,
+//! that was the faster of the two (docs/performance.md).
 //!
 //! This is the one module of the core with `unsafe`: calls into functions compiled
 //! for a CPU feature (only through a level that proves the feature, see `level`),
@@ -30,6 +31,21 @@ pub(crate) fn bloom_hashes(level: SimdLevel, keys: &[&[u8]], out: &mut [u32]) {
 fn scalar(keys: &[&[u8]], out: &mut [u32]) {
     for (key, h) in keys.iter().zip(out) {
         *h = bloom_hash(key);
+    }
+}
+
+/// `array`, a filter's bit array, set up for a batch query to test its keys' probes
+/// in vectors, where `level` can (AVX-512) and the array suits it (see
+/// [`LaneProbes::new`]).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn lane_probes(
+    level: SimdLevel,
+    array: &[u8],
+    num_probes: u8,
+) -> Option<LaneProbes<'_>> {
+    match level.vector()? {
+        Vector::Avx512(avx512) => LaneProbes::new(avx512, array, num_probes),
+        Vector::Avx2(_) => None,
     }
 }
 
@@ -156,6 +172,11 @@ mod avx2;
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+
+#[cfg(target_arch = "x86_64")]
+mod avx512_probes;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx512_probes::{LaneProbes, MAX_KEYS as LANE_PROBES_MAX_KEYS};
 
 #[cfg(test)]
 mod tests {

@@ -36,17 +36,23 @@ fn for_each_group<'k>(
     }
 }
 
-/// Answers for `keys` into `results` (as many as both have).
+/// Answers for `keys` into `results` (as many as both have); returns how many were
+/// "absent".
 pub(super) fn query_keys<'k, T>(
     keys: impl Iterator<Item = &'k [u8]>,
     filter: Probes<'_>,
     results: &mut [T],
     level: SimdLevel,
-) where
+) -> u64
+where
     T: From<bool>,
 {
     let (array, num_probes) = (filter.array, filter.num_probes);
     let results = &mut results.iter_mut();
+    #[cfg(target_arch = "x86_64")]
+    if let Some(lanes) = simd::lane_probes(level, array, num_probes) {
+        return query_in_lanes(keys, lanes, results, level);
+    }
     match BitCount::new(array.len()) {
         BitCount::Small(bits) => query(keys, array, num_probes, bits, results, level),
         BitCount::Huge(bits) => query(keys, array, num_probes, bits, results, level),
@@ -60,18 +66,46 @@ fn query<'k, 'r, L, T>(
     bits: L,
     results: &mut impl Iterator<Item = &'r mut T>,
     level: SimdLevel,
-) where
+) -> u64
+where
     L: Locate,
     T: From<bool> + 'r,
 {
+    let mut absent = 0;
     for_each_group(keys, level, |hashes| {
         for &h in hashes {
             simd::prefetch(array.as_ptr().wrapping_add(bits.locate(h).0));
         }
         for (&h, result) in hashes.iter().zip(&mut *results) {
-            *result = all_set(array, h, num_probes, bits).into();
+            let set = all_set(array, h, num_probes, bits);
+            absent += u64::from(!set);
+            *result = set.into();
         }
     });
+    absent
+}
+
+/// [`query`] with each group's probes located and tested in vectors.
+#[cfg(target_arch = "x86_64")]
+fn query_in_lanes<'k, 'r, T>(
+    keys: impl Iterator<Item = &'k [u8]>,
+    lanes: simd::LaneProbes<'_>,
+    results: &mut impl Iterator<Item = &'r mut T>,
+    level: SimdLevel,
+) -> u64
+where
+    T: From<bool> + 'r,
+{
+    const { assert!(GROUP <= simd::LANE_PROBES_MAX_KEYS) };
+    let mut absent = 0;
+    for_each_group(keys, level, |hashes| {
+        let answers = lanes.all_set(hashes);
+        absent += (hashes.len() as u32 - answers.count_ones()) as u64;
+        for (j, result) in results.take(hashes.len()).enumerate() {
+            *result = (answers >> j & 1 == 1).into();
+        }
+    });
+    absent
 }
 
 /// Sets the probe bits of every key in `array`: keys hashed a group at a time (with

@@ -208,7 +208,7 @@ impl<'a> Filter<'a> {
     pub fn may_contain_batch<K, T>(&self, keys: &[K], results: &mut [T])
     where
         K: AsRef<[u8]>,
-        T: From<bool> + PartialEq,
+        T: From<bool>,
     {
         assert_eq!(keys.len(), results.len(), "one result per key");
         let keys = keys.iter().map(AsRef::as_ref);
@@ -220,7 +220,7 @@ impl<'a> Filter<'a> {
     /// key i.
     pub fn may_contain_each<'k, T>(&self, keys: impl Iterator<Item = &'k [u8]>, results: &mut [T])
     where
-        T: From<bool> + PartialEq,
+        T: From<bool>,
     {
         self.may_contain_each_at(keys, results, SimdLevel::active());
     }
@@ -232,39 +232,45 @@ impl<'a> Filter<'a> {
         results: &mut [T],
         level: SimdLevel,
     ) where
-        T: From<bool> + PartialEq,
+        T: From<bool>,
     {
-        self.answer_each(keys, results, level);
+        let absent = self.answer_each(keys, results, level);
         if stats::enabled() {
-            let absent = results.iter().filter(|&r| *r == T::from(false)).count();
             let by_rule = if self.by_rule() { results.len() } else { 0 };
-            stats::record_batch(
-                self.format,
-                results.len() as u64,
-                absent as u64,
-                by_rule as u64,
-            );
+            stats::record_batch(self.format, results.len() as u64, absent, by_rule as u64);
         }
     }
 
-    /// [`may_contain_each_at`](Self::may_contain_each_at)'s answers.
+    /// [`may_contain_each_at`](Self::may_contain_each_at)'s answers; returns how
+    /// many were "absent".
     fn answer_each<'k, T>(
         &self,
         keys: impl Iterator<Item = &'k [u8]>,
         results: &mut [T],
         level: SimdLevel,
-    ) where
+    ) -> u64
+    where
         T: From<bool>,
     {
         match self.answer {
-            Answer::Never => results.iter_mut().for_each(|r| *r = false.into()),
-            Answer::Always => results.iter_mut().for_each(|r| *r = true.into()),
+            Answer::Never => {
+                results.iter_mut().for_each(|r| *r = false.into());
+                results.len() as u64
+            }
+            Answer::Always => {
+                results.iter_mut().for_each(|r| *r = true.into());
+                0
+            }
             Answer::Probe(filter) => batch::query_keys(keys, filter, results, level),
             // Scalar: the SIMD hashers read the tail unsigned only.
             Answer::ProbeEitherReading(filter) => {
+                let mut absent = 0;
                 for (key, result) in keys.zip(results) {
-                    *result = filter.all_set_either_reading(key, bloom_hash(key)).into();
+                    let set = filter.all_set_either_reading(key, bloom_hash(key));
+                    absent += u64::from(!set);
+                    *result = set.into();
                 }
+                absent
             }
         }
     }

@@ -1,0 +1,307 @@
+//! The AVX-512 level's batch query: the probes of 64 keys located and tested in
+//! vectors, four blocks of 16 keys side by side.
+//!
+//! Each key's first probe is `h mod bits`, computed in doubles; each next probe is
+//! found from the one before by adding δ mod bits (and taking off 2^32 mod bits when
+//! `h + δ` wraps past 2^32, as LevelDB's 32-bit arithmetic does), so a key costs two
+//! divisions in vectors and no multiplication per probe. Each probe's byte is read
+//! with a scalar load per lane (a gather, `vpgatherdd`, is slower on the Zen 4 this
+//! was measured on), and its bit tested in the vector. Every probe of every key is
+//! tested, with no branch: no mispredicted branch for absent keys, and the filter's
+//! memory for 64 keys requested at once (docs/performance.md).
+
+use std::arch::x86_64::*;
+
+use super::level::Avx512;
+
+const LANES: usize = 16;
+type V = __m512i;
+
+/// Blocks of 16 keys tested side by side.
+const BLOCKS: usize = 4;
+
+/// The most keys [`LaneProbes::all_set`] takes: one bit of its answer each.
+pub(crate) const MAX_KEYS: usize = BLOCKS * LANES;
+
+/// A filter's bit array set up for testing many keys' probes in vectors.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneProbes<'a> {
+    /// Proof that the CPU has AVX-512 F: held, not read.
+    _level: Avx512,
+    array: &'a [u8],
+    num_probes: u8,
+    /// The bit count, at most 2^31, so that a remainder plus a step fits a lane.
+    bits: u32,
+    /// 2^32 mod bits: what a probe's hash loses when it wraps past 2^32.
+    wrap: u32,
+    /// 1 / bits, rounded to the nearest double.
+    inverse: f64,
+}
+
+impl<'a> LaneProbes<'a> {
+    /// `None` if `array` is empty or holds more than 2^31 bits (256 MiB).
+    pub(crate) fn new(level: Avx512, array: &'a [u8], num_probes: u8) -> Option<Self> {
+        let bits = u32::try_from(array.len().checked_mul(8)?).ok()?;
+        if bits == 0 || bits > 1 << 31 {
+            return None;
+        }
+        Some(Self {
+            _level: level,
+            array,
+            num_probes,
+            bits,
+            wrap: ((1u64 << 32) % u64::from(bits)) as u32,
+            inverse: 1.0 / f64::from(bits),
+        })
+    }
+
+    /// Bit j of the answer: whether every probe of `hashes[j]` finds its bit set.
+    ///
+    /// # Panics
+    /// If there are more than [`MAX_KEYS`] hashes.
+    pub(crate) fn all_set(&self, hashes: &[u32]) -> u64 {
+        assert!(hashes.len() <= MAX_KEYS, "at most {MAX_KEYS} keys");
+        // SAFETY: `self._level` proves the CPU has AVX-512 F.
+        unsafe { all_set_each_block(self, hashes) }
+    }
+}
+
+/// [`LaneProbes::all_set`]: a whole group of [`MAX_KEYS`] as [`BLOCKS`] blocks of 16
+/// side by side, so that their chains of dependent steps overlap; fewer keys (the
+/// end of a batch) a block at a time.
+#[target_feature(enable = "avx512f")]
+fn all_set_each_block(probes: &LaneProbes, hashes: &[u32]) -> u64 {
+    let join = |answers: &mut dyn Iterator<Item = u16>| {
+        (answers.enumerate()).fold(0, |all, (n, set)| all | u64::from(set) << (n * LANES))
+    };
+    if let Ok(group) = <&[u32; MAX_KEYS]>::try_from(hashes) {
+        let blocks = std::array::from_fn(|n| group[n * LANES..][..LANES].try_into().expect("16"));
+        return join(&mut all_set::<BLOCKS>(probes, blocks).into_iter());
+    }
+    join(&mut hashes.chunks(LANES).map(|block| {
+        let mut lanes = [0; LANES];
+        lanes[..block.len()].copy_from_slice(block);
+        let [set] = all_set::<1>(probes, [lanes]);
+        // The padding lanes' answers dropped.
+        set & (u32::MAX >> (32 - block.len())) as u16
+    }))
+}
+
+/// Bit j of answer n: whether every probe of `hashes[n][j]` finds its bit set.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn all_set<const N: usize>(probes: &LaneProbes, hashes: [[u32; LANES]; N]) -> [u16; N] {
+    let bits = splat(probes.bits);
+    let last_byte = splat(probes.array.len() as u32 - 1);
+    let mut h: [V; N] = std::array::from_fn(|n| to_vector(hashes[n]));
+    let delta = h.map(|h| _mm512_ror_epi32::<17>(h));
+    let step = delta.map(|delta| remainder(delta, probes));
+    // (δ - 2^32) mod bits: δ mod bits less 2^32 mod bits, plus bits if that is
+    // negative (then the difference wrapped, and is the larger of the two).
+    let wrapped_step = step.map(|step| {
+        let less_wrap = _mm512_sub_epi32(step, splat(probes.wrap));
+        _mm512_min_epu32(less_wrap, _mm512_add_epi32(less_wrap, bits))
+    });
+    let mut position = h.map(|h| remainder(h, probes));
+    let mut all = [splat(1); N];
+    for _ in 0..probes.num_probes {
+        for n in 0..N {
+            // Each position is below bits (see `remainder` and below); the clamp to
+            // the last byte only makes each read's bounds plain where it is made.
+            let mut at = [0; LANES];
+            let byte_index = _mm512_srli_epi32::<3>(position[n]);
+            store(&mut at, _mm512_min_epu32(byte_index, last_byte));
+            let bytes: [u8; LANES] = std::array::from_fn(|j| {
+                // SAFETY: at[j] ≤ array.len() - 1, clamped above.
+                unsafe { *probes.array.get_unchecked(at[j] as usize) }
+            });
+            // SAFETY: reads the 16 bytes of `bytes`; unaligned loads are allowed.
+            let bytes = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) });
+            let bit = _mm512_srlv_epi32(bytes, _mm512_and_si512(position[n], splat(7)));
+            all[n] = _mm512_and_si512(all[n], bit);
+            // The next probe: h + δ, whose remainder is this one's plus δ's, less
+            // 2^32's if the sum wrapped. Both terms are below bits ≤ 2^31, so the
+            // sum fits, and one subtraction of bits brings it below bits; a sum
+            // already below bits wraps on that subtraction, past itself, and the
+            // minimum keeps it.
+            let next = _mm512_add_epi32(h[n], delta[n]);
+            let wrapped = _mm512_cmplt_epu32_mask(next, h[n]);
+            let this_step = _mm512_mask_blend_epi32(wrapped, step[n], wrapped_step[n]);
+            h[n] = next;
+            let sum = _mm512_add_epi32(position[n], this_step);
+            position[n] = _mm512_min_epu32(sum, _mm512_sub_epi32(sum, bits));
+        }
+    }
+    all.map(|all| _mm512_test_epi32_mask(all, splat(1)))
+}
+
+/// `h mod bits` in each lane. The quotient `h × (1 / bits)` in doubles is within
+/// 2^-20 of the exact one (h < 2^32, and the two roundings err by 2^-52 at most
+/// relatively), so its floor is off by one at most; the remainder computed from it
+/// with one fused multiply-add is exact (an integer below 2^34), and one correction
+/// either way brings it into [0, bits).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn remainder(h: V, probes: &LaneProbes) -> V {
+    let bits = _mm512_set1_pd(f64::from(probes.bits));
+    let half = |h: __m256i| {
+        let h = _mm512_cvtepu32_pd(h);
+        let quotient = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(
+            _mm512_mul_pd(h, _mm512_set1_pd(probes.inverse)),
+        );
+        let r = _mm512_fnmadd_pd(quotient, bits, h);
+        let negative = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(r, _mm512_setzero_pd());
+        let r = _mm512_mask_add_pd(r, negative, r, bits);
+        let too_large = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(r, bits);
+        _mm512_cvttpd_epu32(_mm512_mask_sub_pd(r, too_large, r, bits))
+    };
+    let low = half(_mm512_castsi512_si256(h));
+    let high = half(_mm512_extracti64x4_epi64::<1>(h));
+    _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high)
+}
+
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn splat(x: u32) -> V {
+    _mm512_set1_epi32(x as i32)
+}
+
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn to_vector(lanes: [u32; LANES]) -> V {
+    // SAFETY: reads the 64 bytes of the array; unaligned loads are allowed.
+    unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }
+}
+
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn store(out: &mut [u32; LANES], v: V) {
+    // SAFETY: writes the 64 bytes of `out`; unaligned stores are allowed.
+    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simd::level::{Name, SimdLevel, Vector};
+
+    fn avx512() -> Option<Avx512> {
+        match Name::Avx512.detect() {
+            Some(SimdLevel::Vector(Vector::Avx512(level))) => Some(level),
+            _ => None,
+        }
+    }
+
+    /// A splitmix64 stream: fixed seeds, reproducible cases.
+    fn random(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// LevelDB's query loop, written plainly: the oracle.
+    fn leveldb_all_set(array: &[u8], num_probes: u8, mut h: u32) -> bool {
+        let bits = 8 * array.len() as u64;
+        let delta = h.rotate_right(17);
+        (0..num_probes).all(|_| {
+            let position = u64::from(h) % bits;
+            h = h.wrapping_add(delta);
+            array[(position / 8) as usize] >> (position % 8) & 1 == 1
+        })
+    }
+
+    /// Bit counts of every magnitude up to 2^31 (whole bytes), and hashes anywhere
+    /// (the edges of 32 bits included): each lane's remainder equals `%`'s.
+    #[test]
+    fn remainders_equal_division() {
+        let Some(level) = avx512() else {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        };
+        let mut state = 5;
+        let byte_counts = (0..20_000)
+            .map(|i| (random(&mut state) >> (36 + i % 28)).max(1) as usize)
+            .chain([1, 2, 3, 1 << 20, (1 << 28) - 1, 1 << 28])
+            .collect::<Vec<_>>();
+        let mut lanes_checked = 0;
+        for bytes in byte_counts {
+            let array = vec![0u8; 0];
+            let probes = LaneProbes {
+                _level: level,
+                array: &array,
+                num_probes: 0,
+                bits: 8 * bytes as u32,
+                wrap: ((1u64 << 32) % (8 * bytes as u64)) as u32,
+                inverse: 1.0 / (8 * bytes) as f64,
+            };
+            let d = 8 * bytes as u64;
+            let edges = [0, 1, d - 1, d, d + 1, (1 << 32) - 1, (1 << 32) - d, 1 << 31];
+            for round in 0..4 {
+                let h: [u32; LANES] = std::array::from_fn(|j| match (round, edges.get(j)) {
+                    (0, Some(&edge)) => edge as u32,
+                    _ => random(&mut state) as u32,
+                });
+                let mut out = [0; LANES];
+                // SAFETY: `level` proves the CPU has AVX-512 F.
+                unsafe { store(&mut out, remainder(to_vector(h), &probes)) };
+                for (h, r) in h.iter().zip(out) {
+                    assert_eq!(u64::from(r), u64::from(*h) % d, "{h} % {d}");
+                    lanes_checked += 1;
+                }
+            }
+        }
+        assert!(lanes_checked > 1_000_000);
+    }
+
+    /// Filters of many sizes (1 byte, sizes not a multiple of 4, large), every k up
+    /// to 30, random filters and hashes: the answers equal LevelDB's loop, whatever
+    /// the number of hashes.
+    #[test]
+    fn answers_equal_leveldbs_loop() {
+        let Some(level) = avx512() else {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        };
+        let mut state = 9;
+        for bytes in [1usize, 2, 3, 5, 8, 13, 64, 1250, 4099, 65_537, 1 << 21] {
+            for num_probes in 0..=30u8 {
+                // Mostly set bits, so that keys with every probe set are common.
+                let mut mostly_set = || {
+                    let (a, b) = (random(&mut state), random(&mut state));
+                    (a | b | a >> 8) as u8
+                };
+                let array: Vec<u8> = (0..bytes).map(|_| mostly_set()).collect();
+                let probes = LaneProbes::new(level, &array, num_probes).expect("small filter");
+                for count in [0, 1, 15, 16, 17, 33, 63, 64] {
+                    let hashes: Vec<u32> = (0..count).map(|_| random(&mut state) as u32).collect();
+                    let answer = probes.all_set(&hashes);
+                    for (j, &h) in hashes.iter().enumerate() {
+                        let expected = leveldb_all_set(&array, num_probes, h);
+                        assert_eq!(
+                            answer >> j & 1 == 1,
+                            expected,
+                            "{bytes} bytes, k {num_probes}"
+                        );
+                    }
+                    if count < MAX_KEYS {
+                        assert_eq!(answer >> count, 0, "no bits past the keys");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_empty_and_huge_arrays() {
+        let Some(level) = avx512() else {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        };
+        assert!(LaneProbes::new(level, &[], 6).is_none());
+        let huge = vec![0u8; (1 << 28) + 1];
+        assert!(LaneProbes::new(level, &huge, 6).is_none());
+        assert!(LaneProbes::new(level, &huge[..1 << 28], 6).is_some());
+    }
+}
