@@ -17,8 +17,11 @@ fn for_each_group<'k>(
     level: SimdLevel,
     mut each: impl FnMut(&[u32]),
 ) {
+    // Filled once per call, then overwritten group after group: only the first
+    // `count` slots of each group are read.
+    let mut group: [&[u8]; GROUP] = [&[]; GROUP];
+    let mut hashes = [0u32; GROUP];
     loop {
-        let mut group: [&[u8]; GROUP] = [&[]; GROUP];
         let mut count = 0;
         for (slot, key) in group.iter_mut().zip(&mut keys) {
             *slot = key;
@@ -27,7 +30,6 @@ fn for_each_group<'k>(
         if count == 0 {
             return;
         }
-        let mut hashes = [0u32; GROUP];
         simd::bloom_hashes(level, &group[..count], &mut hashes[..count]);
         each(&hashes[..count]);
         if count < GROUP {

