@@ -134,6 +134,7 @@ fn reciprocal(d: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_random::random;
 
     /// `h % bits` as the probe functions compute it.
     fn remainder(count: BitCount, h: u32) -> u64 {
@@ -182,15 +183,6 @@ mod tests {
                 scope.spawn(move || check_every_h(bytes));
             }
         });
-    }
-
-    /// A splitmix64 stream: fixed seeds, reproducible cases.
-    fn random(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 
     #[test]

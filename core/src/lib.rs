@@ -86,6 +86,8 @@ pub mod hash;
 mod rusty_leveldb;
 mod simd;
 pub mod stats;
+#[cfg(test)]
+mod test_random;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
 pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};

@@ -5,8 +5,8 @@ use std::arch::x86_64::*;
 use super::level::Avx512;
 use crate::hash::MULTIPLIER;
 
-const LANES: usize = 16;
-type V = __m512i;
+pub(super) const LANES: usize = 16;
+pub(super) type V = __m512i;
 
 lane_hasher!("avx512f", Avx512);
 
@@ -61,7 +61,7 @@ fn mix_tail(h: V, tail: V) -> V {
 
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn splat(x: u32) -> V {
+pub(super) fn splat(x: u32) -> V {
     _mm512_set1_epi32(x as i32)
 }
 
@@ -73,7 +73,7 @@ fn shift_right(v: V, bits: i32) -> V {
 
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn to_vector(lanes: [u32; LANES]) -> V {
+pub(super) fn to_vector(lanes: [u32; LANES]) -> V {
     // SAFETY: reads the 64 bytes of the array; unaligned loads are allowed.
     unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }
 }

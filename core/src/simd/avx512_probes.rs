@@ -12,10 +12,8 @@
 
 use std::arch::x86_64::*;
 
+use super::avx512::{splat, to_vector, LANES, V};
 use super::level::Avx512;
-
-const LANES: usize = 16;
-type V = __m512i;
 
 /// Blocks of 16 keys tested side by side.
 const BLOCKS: usize = 4;
@@ -160,19 +158,6 @@ fn remainder(h: V, probes: &LaneProbes) -> V {
     _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high)
 }
 
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn splat(x: u32) -> V {
-    _mm512_set1_epi32(x as i32)
-}
-
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn to_vector(lanes: [u32; LANES]) -> V {
-    // SAFETY: reads the 64 bytes of the array; unaligned loads are allowed.
-    unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }
-}
-
 /// The lanes two by two, lane 2i in the low half of word i: read this way, each
 /// move from the vector to a general register carries two lanes (about 2 % faster
 /// than one lane per move, measured on the Zen 4).
@@ -189,21 +174,17 @@ fn lane_pairs(v: V) -> [u64; LANES / 2] {
 mod tests {
     use super::*;
     use crate::simd::level::{Name, SimdLevel, Vector};
+    use crate::test_random::random;
 
+    /// The AVX-512 level, or `None` (the test skipped, and said so) on a CPU without it.
     fn avx512() -> Option<Avx512> {
         match Name::Avx512.detect() {
             Some(SimdLevel::Vector(Vector::Avx512(level))) => Some(level),
-            _ => None,
+            _ => {
+                eprintln!("skipped: this CPU has no AVX-512");
+                None
+            }
         }
-    }
-
-    /// A splitmix64 stream: fixed seeds, reproducible cases.
-    fn random(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 
     /// LevelDB's query loop, written plainly: the oracle.
@@ -221,10 +202,7 @@ mod tests {
     /// (the edges of 32 bits included): each lane's remainder equals `%`'s.
     #[test]
     fn remainders_equal_division() {
-        let Some(level) = avx512() else {
-            eprintln!("skipped: this CPU has no AVX-512");
-            return;
-        };
+        let Some(level) = avx512() else { return };
         let mut state = 5;
         let byte_counts = (0..20_000)
             .map(|i| (random(&mut state) >> (36 + i % 28)).max(1) as usize)
@@ -267,10 +245,7 @@ mod tests {
     /// the number of hashes.
     #[test]
     fn answers_equal_leveldbs_loop() {
-        let Some(level) = avx512() else {
-            eprintln!("skipped: this CPU has no AVX-512");
-            return;
-        };
+        let Some(level) = avx512() else { return };
         let mut state = 9;
         for bytes in [1usize, 2, 3, 5, 8, 13, 64, 1250, 4099, 65_537, 1 << 21] {
             for num_probes in 0..=30u8 {
@@ -302,10 +277,7 @@ mod tests {
 
     #[test]
     fn refuses_empty_and_huge_arrays() {
-        let Some(level) = avx512() else {
-            eprintln!("skipped: this CPU has no AVX-512");
-            return;
-        };
+        let Some(level) = avx512() else { return };
         assert!(LaneProbes::new(level, &[], 6).is_none());
         let huge = vec![0u8; (1 << 28) + 1];
         assert!(LaneProbes::new(level, &huge, 6).is_none());
