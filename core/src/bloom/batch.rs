@@ -1,7 +1,8 @@
 //! Many keys at a time. Keys are hashed a group at a time (with SIMD where the CPU
-//! has it). A query then requests the filter's line of each key's first probe before
-//! the probes of the group are tested, so it fetches the filter's memory for many keys
-//! at once instead of one key's after another's.
+//! has it). At AVX-512 a query then locates and tests the group's probes in vectors
+//! (`simd::LaneProbes`); elsewhere it requests the filter's line of each key's first
+//! probe before the probes of the group are tested, so it fetches the filter's memory
+//! for many keys at once instead of one key's after another's.
 
 use super::probe::{all_set, set_all, Probes};
 use crate::bit_position::{BitCount, Locate};
