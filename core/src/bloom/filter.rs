@@ -92,7 +92,7 @@ impl<'a> Filter<'a> {
     /// under each reading its format has. `format` returning `None` (no known policy)
     /// answers "may match". The filter must be decoded with [`new`](Self::new).
     ///
-    /// With [`stats`](crate::stats) on, the query is counted under the format, so
+    /// With [`stats`] on, the query is counted under the format, so
     /// `format` is asked for "may match" answers too, told so by its argument
     /// (`true`: the answer is "may match" whatever the format; the format is wanted
     /// only to count the query under it, and `None` leaves it uncounted).
@@ -168,7 +168,7 @@ impl<'a> Filter<'a> {
     /// (bits numbered from the first byte's least significant) and whether it is set:
     /// what [`may_contain_hash`](Self::may_contain_hash) tests. Empty for a filter
     /// answered by rule, without probing (shorter than two bytes, or k = 0 or above
-    /// 30). For tools that show a query; not counted in [`stats`](crate::stats).
+    /// 30). For tools that show a query; not counted in [`stats`].
     ///
     /// ```
     /// use leveldb_bloom::hash::bloom_hash;
