@@ -67,12 +67,7 @@ fn goleveldb_database() -> (Scratch, Scratch) {
     let (db, scratch) = (Scratch::new(), Scratch::new());
     let (keys, written) = keys_file(&scratch.0, 20_000);
     assert!(written.iter().any(|key| tail_is_ambiguous(key)));
-    succeed(
-        Command::new(goleveldb_tool())
-            .arg("write")
-            .arg(&db.0)
-            .arg(keys),
-    );
+    goleveldb_write(&db.0, &keys);
     (db, scratch)
 }
 

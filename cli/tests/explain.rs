@@ -147,11 +147,7 @@ fn filter_hex(
         .or_insert_with(|| {
             let data = std::fs::read(dir.join(format!("{number:06}.ldb"))).unwrap();
             let table = Table::open(&data).unwrap();
-            let handle = table
-                .filter_block_handle("leveldb.BuiltinBloomFilter2")
-                .unwrap()
-                .unwrap();
-            let block = table.block(handle).unwrap();
+            let (_, block) = current_filter_block(&table);
             let Lookup::Filter(bytes) = FilterBlock::parse(&block, 0).unwrap().lookup(index) else {
                 panic!("table {number} filter {index}: the policy is not asked");
             };
@@ -240,12 +236,7 @@ fn legacy_and_filterless_databases_say_why_no_filter_was_used() {
     let db = Scratch::new();
     let scratch = Scratch::new();
     let (keys_path, keys) = keys_file(&scratch.0, 3000);
-    succeed(
-        Command::new(goleveldb_tool())
-            .arg("write")
-            .arg(&db.0)
-            .arg(keys_path),
-    );
+    goleveldb_write(&db.0, &keys_path);
     let hex = |k: &[u8]| k.iter().map(|b| format!("{b:02x}")).collect::<String>();
     let some: Vec<String> = keys.iter().step_by(300).map(|k| hex(k)).collect();
     let (code, json, stderr) = explain_json(&db.0, &["--json", "--hex"], &some);

@@ -142,12 +142,7 @@ fn seeds() -> Vec<Seed> {
     let goleveldb = Scratch::new();
     let keys = Scratch::new();
     let (keys_path, _) = keys_file(&keys.0, 300);
-    succeed(
-        Command::new(goleveldb_tool())
-            .arg("write")
-            .arg(&goleveldb.0)
-            .arg(keys_path),
-    );
+    goleveldb_write(&goleveldb.0, &keys_path);
     let mut seeds = Vec::new();
     for (writer, dir) in [
         ("leveldb", &snappy.0),

@@ -251,11 +251,7 @@ fn a_tables_page_draws_the_tables_filter_bits() {
     let table = ldb_files(&db.0)[0].clone();
     let data = std::fs::read(&table).unwrap();
     let parsed = Table::open(&data).unwrap();
-    let handle = parsed
-        .filter_block_handle("leveldb.BuiltinBloomFilter2")
-        .unwrap()
-        .unwrap();
-    let block = parsed.block(handle).unwrap();
+    let (handle, block) = current_filter_block(&parsed);
     let filters = FilterBlock::parse(&block, handle.offset).unwrap();
     let dir = Scratch::new();
     std::fs::create_dir_all(&dir.0).unwrap();

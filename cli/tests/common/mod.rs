@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use leveldb_table::{masked_crc, FilterBlock, Lookup, Table};
+use leveldb_table::{masked_crc, BlockHandle, FilterBlock, Lookup, ReadAt, Table};
 
 pub const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 pub const PYTHON: &str = "/usr/bin/python3";
@@ -122,6 +122,15 @@ pub fn filter_block_range(data: &[u8]) -> std::ops::Range<usize> {
     handle.offset as usize..(handle.offset + handle.size) as usize
 }
 
+/// The handle and contents of `table`'s filter block under LevelDB's current name.
+pub fn current_filter_block<R: ReadAt + ?Sized>(table: &Table<'_, R>) -> (BlockHandle, Vec<u8>) {
+    let handle = table
+        .filter_block_handle("leveldb.BuiltinBloomFilter2")
+        .unwrap()
+        .expect("a filter block under LevelDB's current name");
+    (handle, table.block(handle).unwrap())
+}
+
 /// Rewrites the filter block of `table` in place with `rewrite` (its length kept) and
 /// fixes its checksum.
 pub fn rewrite_filter_block(table: &Path, rewrite: impl FnOnce(&mut [u8])) {
@@ -162,10 +171,21 @@ pub fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], 
     });
 }
 
+/// Writes a goleveldb database in `db` (goleveldb's own bloom filters, under the legacy
+/// name) holding the keys of `keys`, a file of [`keys_file`]'s format.
+pub fn goleveldb_write(db: &Path, keys: &Path) {
+    succeed(
+        Command::new(goleveldb_tool())
+            .arg("write")
+            .arg(db)
+            .arg(keys),
+    );
+}
+
 /// The goleveldb tool (tests/goleveldb), built in GOPATH mode from Debian's packages
 /// into target/tmp: under a name of this process, then renamed into place, so that
 /// test processes building it at once never run a half-written file.
-pub fn goleveldb_tool() -> PathBuf {
+fn goleveldb_tool() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let (building, out) = (
         dir.join(format!("goleveldb-tool.{}", std::process::id())),
