@@ -4,11 +4,10 @@
 //! Each key's first probe is `h mod bits`, computed in doubles; each next probe is
 //! found from the one before by adding δ mod bits (and taking off 2^32 mod bits when
 //! `h + δ` wraps past 2^32, as LevelDB's 32-bit arithmetic does), so a key costs two
-//! divisions in vectors and no multiplication per probe. Each probe's byte is read
-//! with a scalar load per lane (a gather, `vpgatherdd`, is slower on the Zen 4 this
-//! was measured on), and its bit tested in the vector. Every probe of every key is
-//! tested, with no branch: no mispredicted branch for absent keys, and the filter's
-//! memory for 64 keys requested at once (docs/performance.md).
+//! divisions in vectors and no multiplication per probe. Each probe's bit is read
+//! into its lane (see [`Reads`]) and tested in the vector. Every probe of every key
+//! is tested, with no branch: no mispredicted branch for absent keys, and the
+//! filter's memory for 64 keys requested at once (docs/performance.md).
 
 use std::arch::x86_64::*;
 
@@ -20,6 +19,26 @@ const BLOCKS: usize = 4;
 
 /// The most keys [`LaneProbes::all_set`] takes: one bit of its answer each.
 pub(crate) const MAX_KEYS: usize = BLOCKS * LANES;
+
+/// Bit arrays of more bytes than this are read by [`Reads::Words`], others by
+/// [`Reads::Bytes`]. On the Zen 4 this was measured on (1 MiB of L2 cache a core),
+/// gathers took 18–25 % less time a key for filters of 1.25 MiB and more; for
+/// filters that fit in L2 the two were within noise, byte loads 2 % ahead at 1.25 KiB
+/// (docs/performance.md).
+const GATHER_ABOVE: usize = 512 << 10;
+
+/// How each lane's probe bit is read from the bit array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reads {
+    /// A scalar load of each lane's byte, put into the vector: the fewer cycles a
+    /// read while the filter is in cache.
+    Bytes,
+    /// One gather (`vpgatherdd`) of each lane's 32-bit word: a gather costs more
+    /// cycles than its 16 loads (microcoded on Zen 4), but far fewer instructions,
+    /// so that many more reads are in flight while the filter's lines come from
+    /// memory.
+    Words,
+}
 
 /// A filter's bit array set up for testing many keys' probes in vectors.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +53,11 @@ pub(crate) struct LaneProbes<'a> {
     wrap: u32,
     /// 1 / bits, rounded to the nearest double.
     inverse: f64,
+    reads: Reads,
+    /// The array's whole 32-bit words, for [`Reads::Words`].
+    whole_words: u32,
+    /// The bytes after the whole words (0–3), zero-padded to a word.
+    last_word: u32,
 }
 
 impl<'a> LaneProbes<'a> {
@@ -43,6 +67,9 @@ impl<'a> LaneProbes<'a> {
         if bits == 0 || bits > 1 << 31 {
             return None;
         }
+        let mut last_word = [0; 4];
+        let after_words = array.chunks_exact(4).remainder();
+        last_word[..after_words.len()].copy_from_slice(after_words);
         Some(Self {
             _level: level,
             array,
@@ -50,6 +77,13 @@ impl<'a> LaneProbes<'a> {
             bits,
             wrap: ((1u64 << 32) % u64::from(bits)) as u32,
             inverse: 1.0 / f64::from(bits),
+            reads: if array.len() > GATHER_ABOVE {
+                Reads::Words
+            } else {
+                Reads::Bytes
+            },
+            whole_words: (array.len() / 4) as u32,
+            last_word: u32::from_le_bytes(last_word),
         })
     }
 
@@ -69,17 +103,27 @@ impl<'a> LaneProbes<'a> {
 /// end of a batch) a block at a time.
 #[target_feature(enable = "avx512f")]
 fn all_set_each_block(probes: &LaneProbes, hashes: &[u32]) -> u64 {
+    match probes.reads {
+        Reads::Bytes => all_set_reading::<false>(probes, hashes),
+        Reads::Words => all_set_reading::<true>(probes, hashes),
+    }
+}
+
+/// [`all_set_each_block`] with [`Reads::Words`] or [`Reads::Bytes`], as `WORDS` says.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn all_set_reading<const WORDS: bool>(probes: &LaneProbes, hashes: &[u32]) -> u64 {
     let join = |answers: &mut dyn Iterator<Item = u16>| {
         (answers.enumerate()).fold(0, |all, (n, set)| all | u64::from(set) << (n * LANES))
     };
     if let Ok(group) = <&[u32; MAX_KEYS]>::try_from(hashes) {
         let blocks = std::array::from_fn(|n| group[n * LANES..][..LANES].try_into().expect("16"));
-        return join(&mut all_set::<BLOCKS>(probes, blocks).into_iter());
+        return join(&mut all_set::<BLOCKS, WORDS>(probes, blocks).into_iter());
     }
     join(&mut hashes.chunks(LANES).map(|block| {
         let mut lanes = [0; LANES];
         lanes[..block.len()].copy_from_slice(block);
-        let [set] = all_set::<1>(probes, [lanes]);
+        let [set] = all_set::<1, WORDS>(probes, [lanes]);
         // The padding lanes' answers dropped.
         set & (u32::MAX >> (32 - block.len())) as u16
     }))
@@ -88,9 +132,11 @@ fn all_set_each_block(probes: &LaneProbes, hashes: &[u32]) -> u64 {
 /// Bit j of answer n: whether every probe of `hashes[n][j]` finds its bit set.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn all_set<const N: usize>(probes: &LaneProbes, hashes: [[u32; LANES]; N]) -> [u16; N] {
+fn all_set<const N: usize, const WORDS: bool>(
+    probes: &LaneProbes,
+    hashes: [[u32; LANES]; N],
+) -> [u16; N] {
     let bits = splat(probes.bits);
-    let last_byte = splat(probes.array.len() as u32 - 1);
     let mut h: [V; N] = std::array::from_fn(|n| to_vector(hashes[n]));
     let delta = h.map(|h| _mm512_ror_epi32::<17>(h));
     let step = delta.map(|delta| remainder(delta, probes));
@@ -104,18 +150,11 @@ fn all_set<const N: usize>(probes: &LaneProbes, hashes: [[u32; LANES]; N]) -> [u
     let mut all = [splat(1); N];
     for _ in 0..probes.num_probes {
         for n in 0..N {
-            // Each position is below bits (see `remainder` and below); the clamp to
-            // the last byte only makes each read's bounds plain where it is made.
-            let byte_index = _mm512_srli_epi32::<3>(position[n]);
-            let at = lane_pairs(_mm512_min_epu32(byte_index, last_byte));
-            let bytes: [u8; LANES] = std::array::from_fn(|j| {
-                let at = (at[j / 2] >> (32 * (j % 2))) as u32;
-                // SAFETY: at ≤ array.len() - 1, clamped above.
-                unsafe { *probes.array.get_unchecked(at as usize) }
-            });
-            // SAFETY: reads the 16 bytes of `bytes`; unaligned loads are allowed.
-            let bytes = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) });
-            let bit = _mm512_srlv_epi32(bytes, _mm512_and_si512(position[n], splat(7)));
+            let bit = if WORDS {
+                word_bits(probes, position[n])
+            } else {
+                byte_bits(probes, position[n])
+            };
             all[n] = _mm512_and_si512(all[n], bit);
             // The next probe: h + δ, whose remainder is this one's plus δ's, less
             // 2^32's if the sum wrapped. Both terms are below bits ≤ 2^31, so the
@@ -131,6 +170,51 @@ fn all_set<const N: usize>(probes: &LaneProbes, hashes: [[u32; LANES]; N]) -> [u
         }
     }
     all.map(|all| _mm512_test_epi32_mask(all, splat(1)))
+}
+
+/// Each lane's bit at `position` (below bits) in bit 0, read by [`Reads::Bytes`];
+/// the bits above it are any.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn byte_bits(probes: &LaneProbes, position: V) -> V {
+    // Each position is below bits (see `remainder` and `all_set`); the clamp to the
+    // last byte only makes each read's bounds plain where it is made.
+    let last_byte = splat(probes.array.len() as u32 - 1);
+    let at = lane_pairs(_mm512_min_epu32(
+        _mm512_srli_epi32::<3>(position),
+        last_byte,
+    ));
+    let bytes: [u8; LANES] = std::array::from_fn(|j| {
+        let at = (at[j / 2] >> (32 * (j % 2))) as u32;
+        // SAFETY: at ≤ array.len() - 1, clamped above.
+        unsafe { *probes.array.get_unchecked(at as usize) }
+    });
+    // SAFETY: reads the 16 bytes of `bytes`; unaligned loads are allowed.
+    let bytes = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) });
+    _mm512_srlv_epi32(bytes, _mm512_and_si512(position, splat(7)))
+}
+
+/// [`byte_bits`] by [`Reads::Words`]. Bits are numbered LSB first in each byte, so
+/// bit b of the little-endian word at byte 4w is bit b mod 8 of byte 4w + b / 8:
+/// position p is bit p mod 32 of word p / 32.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn word_bits(probes: &LaneProbes, position: V) -> V {
+    let word = _mm512_srli_epi32::<5>(position);
+    let whole = _mm512_cmplt_epu32_mask(word, splat(probes.whole_words));
+    // SAFETY: only the lanes in `whole` are read, each a word inside the array
+    // (4 × word + 4 ≤ 4 × whole_words ≤ array.len()), and word < 2^26 (bits ≤
+    // 2^31), so the signed index and its scaling cannot overflow. The other lanes
+    // (the last, partial word) take `last_word`.
+    let words = unsafe {
+        _mm512_mask_i32gather_epi32::<4>(
+            splat(probes.last_word),
+            whole,
+            word,
+            probes.array.as_ptr().cast(),
+        )
+    };
+    _mm512_srlv_epi32(words, _mm512_and_si512(position, splat(31)))
 }
 
 /// `h mod bits` in each lane. The quotient `h × (1 / bits)` in doubles is within
@@ -218,6 +302,9 @@ mod tests {
                 bits: 8 * bytes as u32,
                 wrap: ((1u64 << 32) % (8 * bytes as u64)) as u32,
                 inverse: 1.0 / (8 * bytes) as f64,
+                reads: Reads::Bytes,
+                whole_words: 0,
+                last_word: 0,
             };
             let d = 8 * bytes as u64;
             let edges = [0, 1, d - 1, d, d + 1, (1 << 32) - 1, (1 << 32) - d, 1 << 31];
@@ -241,8 +328,8 @@ mod tests {
     }
 
     /// Filters of many sizes (1 byte, sizes not a multiple of 4, large), every k up
-    /// to 30, random filters and hashes: the answers equal LevelDB's loop, whatever
-    /// the number of hashes.
+    /// to 30, random filters and hashes, read both ways: the answers equal LevelDB's
+    /// loop, whatever the number of hashes.
     #[test]
     fn answers_equal_leveldbs_loop() {
         let Some(level) = avx512() else { return };
@@ -256,7 +343,11 @@ mod tests {
                 };
                 let array: Vec<u8> = (0..bytes).map(|_| mostly_set()).collect();
                 let probes = LaneProbes::new(level, &array, num_probes).expect("small filter");
-                for count in [0, 1, 15, 16, 17, 33, 63, 64] {
+                let both = [Reads::Bytes, Reads::Words].map(|reads| LaneProbes { reads, ..probes });
+                for (probes, count) in both
+                    .iter()
+                    .flat_map(|probes| [0, 1, 15, 16, 17, 33, 63, 64].map(|count| (probes, count)))
+                {
                     let hashes: Vec<u32> = (0..count).map(|_| random(&mut state) as u32).collect();
                     let answer = probes.all_set(&hashes);
                     for (j, &h) in hashes.iter().enumerate() {
@@ -264,7 +355,8 @@ mod tests {
                         assert_eq!(
                             answer >> j & 1 == 1,
                             expected,
-                            "{bytes} bytes, k {num_probes}"
+                            "{bytes} bytes, k {num_probes}, {:?}",
+                            probes.reads
                         );
                     }
                     if count < MAX_KEYS {
@@ -282,5 +374,13 @@ mod tests {
         let huge = vec![0u8; (1 << 28) + 1];
         assert!(LaneProbes::new(level, &huge, 6).is_none());
         assert!(LaneProbes::new(level, &huge[..1 << 28], 6).is_some());
+    }
+
+    #[test]
+    fn large_arrays_are_read_by_gathers() {
+        let Some(level) = avx512() else { return };
+        let reads = |bytes: usize| LaneProbes::new(level, &vec![0; bytes], 6).map(|p| p.reads);
+        assert_eq!(reads(GATHER_ABOVE), Some(Reads::Bytes));
+        assert_eq!(reads(GATHER_ABOVE + 1), Some(Reads::Words));
     }
 }
