@@ -99,7 +99,7 @@ struct Test {
   }
 
   // Small filters: every bits_per_key, key count and key length of interest; and
-  // filters over 512 KiB, which the AVX-512 batch reads by gathers of 32-bit words
+  // filters over 256 KiB, which the AVX-512 batch reads by gathers of 32-bit words
   // (core/src/simd/avx512_probes.rs), their last word partial (625,002 and
   // 1,437,503 bytes).
   void filters_and_queries() {

@@ -22,10 +22,10 @@ pub(crate) const MAX_KEYS: usize = BLOCKS * LANES;
 
 /// Bit arrays of more bytes than this are read by [`Reads::Words`], others by
 /// [`Reads::Bytes`]. On the Zen 4 this was measured on (1 MiB of L2 cache a core),
-/// gathers took 18–25 % less time a key for filters of 1.25 MiB and more; for
-/// filters that fit in L2 the two were within noise, byte loads 2 % ahead at 1.25 KiB
-/// (docs/performance.md).
-const GATHER_ABOVE: usize = 512 << 10;
+/// gathers took 3 % less time a key at 375 KB, 8 % at 750 KB and 18–26 % from
+/// 1.25 MB on; from 200 to 312 KB the two were even, and below, byte loads were 3–4 %
+/// faster (docs/performance.md).
+const GATHER_ABOVE: usize = 256 << 10;
 
 /// How each lane's probe bit is read from the bit array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
