@@ -7,9 +7,10 @@
 //! where their bits are tested or set: with AVX2, and for building at every level,
 //! that was the faster of the two (docs/performance.md).
 //!
-//! This is the one module of the core with `unsafe`: calls into functions compiled
-//! for a CPU feature (only through a level that proves the feature, see `level`),
-//! unaligned vector loads and stores, and the prefetch instruction.
+//! Most of the core's `unsafe` is here: calls into functions compiled for a CPU
+//! feature (only through a level that proves the feature, see `level`), unaligned
+//! vector loads and stores, gathers, and the prefetch instruction. (Elsewhere: one
+//! unchecked read in `bit_position`, and the thread pointer in `stats`.)
 
 mod level;
 

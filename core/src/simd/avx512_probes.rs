@@ -53,6 +53,7 @@ pub(crate) struct LaneProbes<'a> {
     wrap: u32,
     /// 1 / bits, rounded to the nearest double.
     inverse: f64,
+    /// How the probe bits are read: by the array's size (see [`GATHER_ABOVE`]).
     reads: Reads,
     /// The array's whole 32-bit words, for [`Reads::Words`].
     whole_words: u32,
