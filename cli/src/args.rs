@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// `leveldb-bloom`: its options and subcommand.
 #[derive(Parser)]
@@ -92,30 +92,34 @@ pub enum Command {
     /// (or --keys-file) at --bits-per-key, to which keys can be added. On the page,
     /// hovering a bit shows the keys that set it; typing a key shows its probes and
     /// the verdict. The page needs no network.
-    Show {
-        /// A table file (*.ldb, *.sst); without it, the playground.
-        table: Option<PathBuf>,
-        /// The filter to draw first.
-        #[arg(long, value_name = "N", requires = "table", conflicts_with = "key")]
-        filter: Option<usize>,
-        /// Ask the filter about this key when the page opens (with TABLE: draw the
-        /// filter LevelDB consults for it).
-        #[arg(long)]
-        key: Option<String>,
-        /// The playground's bits per key.
-        #[arg(long, value_name = "B", default_value_t = 10, conflicts_with = "table")]
-        bits_per_key: u32,
-        /// The playground's keys, separated by commas.
-        #[arg(long, value_delimiter = ',', conflicts_with = "table")]
-        keys: Vec<String>,
-        /// The playground's keys, one per line.
-        #[arg(long, value_name = "FILE", conflicts_with = "table")]
-        keys_file: Option<PathBuf>,
-        /// Keys (--key, --keys, --keys-file) are hex.
-        #[arg(long)]
-        hex: bool,
-        /// The page to write.
-        #[arg(short, long, value_name = "PAGE.html")]
-        output: PathBuf,
-    },
+    Show(ShowArgs),
+}
+
+/// `show`'s arguments.
+#[derive(Args)]
+pub struct ShowArgs {
+    /// A table file (*.ldb, *.sst); without it, the playground.
+    pub table: Option<PathBuf>,
+    /// The filter to draw first.
+    #[arg(long, value_name = "N", requires = "table", conflicts_with = "key")]
+    pub filter: Option<usize>,
+    /// Ask the filter about this key when the page opens (with TABLE: draw the
+    /// filter LevelDB consults for it).
+    #[arg(long)]
+    pub key: Option<String>,
+    /// The playground's bits per key.
+    #[arg(long, value_name = "B", default_value_t = 10, conflicts_with = "table")]
+    pub bits_per_key: u32,
+    /// The playground's keys, separated by commas.
+    #[arg(long, value_delimiter = ',', conflicts_with = "table")]
+    pub keys: Vec<String>,
+    /// The playground's keys, one per line.
+    #[arg(long, value_name = "FILE", conflicts_with = "table")]
+    pub keys_file: Option<PathBuf>,
+    /// Keys (--key, --keys, --keys-file) are hex.
+    #[arg(long)]
+    pub hex: bool,
+    /// The page to write.
+    #[arg(short, long, value_name = "PAGE.html")]
+    pub output: PathBuf,
 }

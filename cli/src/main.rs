@@ -19,7 +19,7 @@ use clap::{CommandFactory, FromArgMatches, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use leveldb_bloom_cli::args::{Cli, Command, Policy};
+use leveldb_bloom_cli::args::{Cli, Command, Policy, ShowArgs};
 use leveldb_bloom_cli::database::{self, Job};
 use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::report::{Database, Outcome, Report};
@@ -52,27 +52,7 @@ fn main() -> ExitCode {
             log,
             policy,
         } => explain_keys(&path, &keys, hex, json, log, policy),
-        Command::Show {
-            table,
-            filter,
-            key,
-            bits_per_key,
-            keys,
-            keys_file,
-            hex,
-            output,
-        } => {
-            let page = show_page(
-                table.as_deref(),
-                filter,
-                key,
-                bits_per_key,
-                keys,
-                keys_file,
-                hex,
-            );
-            write_page(page, &output)
-        }
+        Command::Show(args) => write_page(show_page(&args), &args.output),
     }
 }
 
@@ -240,33 +220,29 @@ fn write_page(page: Result<String, String>, output: &Path) -> ExitCode {
 }
 
 /// The page `show` writes.
-fn show_page(
-    table: Option<&Path>,
-    filter: Option<usize>,
-    key: Option<String>,
-    bits_per_key: u32,
-    mut keys: Vec<String>,
-    keys_file: Option<PathBuf>,
-    hex: bool,
-) -> Result<String, String> {
+fn show_page(args: &ShowArgs) -> Result<String, String> {
     let bytes = |text: &str| {
-        if hex {
+        if args.hex {
             parse_hex(text)
         } else {
             Ok(text.as_bytes().to_vec())
         }
     };
-    let key = key.as_deref().map(bytes).transpose()?;
-    let data = match table {
-        Some(table) => show::from_table(table, filter, key.as_deref())?,
+    let key = args.key.as_deref().map(bytes).transpose()?;
+    let data = match &args.table {
+        Some(table) => show::from_table(table, args.filter, key.as_deref())?,
         None => {
-            if let Some(file) = keys_file {
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| format!("{}: {e}", file.display()))?;
-                keys.extend(text.lines().map(str::to_string));
-            }
-            let keys: Vec<Vec<u8>> = keys.iter().map(|k| bytes(k)).collect::<Result<_, _>>()?;
-            show::playground(bits_per_key, &keys, key.as_deref())
+            let text = match &args.keys_file {
+                Some(file) => {
+                    std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?
+                }
+                None => String::new(),
+            };
+            let keys: Vec<Vec<u8>> = (args.keys.iter().map(String::as_str))
+                .chain(text.lines())
+                .map(bytes)
+                .collect::<Result<_, _>>()?;
+            show::playground(args.bits_per_key, &keys, key.as_deref())
         }
     };
     Ok(show::page(&data))
