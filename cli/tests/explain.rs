@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::*;
+use leveldb_table::manifest::table_file;
 use leveldb_table::{FilterBlock, Lookup, Table};
 use serde_json::Value;
 
@@ -145,7 +146,7 @@ fn filter_hex(
     cache
         .entry((number, index))
         .or_insert_with(|| {
-            let data = std::fs::read(dir.join(format!("{number:06}.ldb"))).unwrap();
+            let data = std::fs::read(table_file(dir, number)).unwrap();
             let table = Table::open(&data).unwrap();
             let (_, block) = current_filter_block(&table);
             let Lookup::Filter(bytes) = FilterBlock::parse(&block, 0).unwrap().lookup(index) else {
