@@ -107,7 +107,7 @@ struct Test {
       const leveldb::FilterPolicy* leveldb = leveldb::NewBloomFilterPolicy(bits_per_key);
       leveldb_filterpolicy_t* ours_policy = ours.policy_create(bits_per_key);
       for (size_t n : {0, 1, 15, 16, 17, 100, 1000, 5000})
-        for (int length : {-1, 16, 100, 3, 21})
+        for (int length : {-1, 16, 100, 3, 21, 0})
           check_filter(*leveldb, ours_policy, bits_per_key, n, length);
       if (bits_per_key == 10 || bits_per_key == 23)
         for (int length : {-1, 16}) check_filter(*leveldb, ours_policy, bits_per_key, 500001, length);
@@ -203,6 +203,29 @@ struct Test {
     batch(policy, pointers.data(), lengths.data(), n, filter.data(), filter.size(),
           got.data());
     CHECK_THAT(got == want, "NULL keys: 1 with a length, the empty key without");
+
+    // Keys of one length are read by their pointers alone (src/ops.rs): one NULL key,
+    // or one key of another length, among them sends the batch the general way.
+    for (size_t at : {size_t(0), n / 2, n - 1}) {
+      std::vector<const char*> one_null = query_keys.pointers;
+      one_null[at] = nullptr;
+      want = expected;
+      want[at] = 1;
+      std::fill(got.begin(), got.end(), 7);
+      batch(policy, one_null.data(), ls, n, filter.data(), filter.size(), got.data());
+      CHECK_THAT(got == want, "one NULL key among keys of one length: 1 for it");
+      std::vector<size_t> one_shorter = query_keys.lengths;
+      one_shorter[at] = 15;
+      want = expected;
+      want[at] = leveldb->KeyMayMatch(leveldb::Slice(ks[at], 15), leveldb::Slice(filter));
+      std::fill(got.begin(), got.end(), 7);
+      batch(policy, ks, one_shorter.data(), n, filter.data(), filter.size(), got.data());
+      CHECK_THAT(got == want, "one shorter key among keys of one length: as LevelDB");
+    }
+    std::vector<size_t> all_huge(n, SIZE_MAX);
+    std::fill(got.begin(), got.end(), 7);
+    batch(policy, ks, all_huge.data(), n, filter.data(), filter.size(), got.data());
+    CHECK_THAT(all(1), "every key of one length above PTRDIFF_MAX: every result 1");
     delete leveldb;
   }
 };

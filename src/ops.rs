@@ -10,7 +10,7 @@ use libc::size_t;
 use super::args::{array, bytes, can_slice, malloc_copy, Keys};
 use super::leveldb_filterpolicy_t;
 use super::registry::{self, Policy};
-use bloom::{BloomFilterPolicy, Filter};
+use bloom::{BloomFilterPolicy, Filter, SameLengthKeys};
 use bloom::{Format, MATCH_ALL_FILTER};
 
 /// The name of `bloom`'s filter format, as a static C string.
@@ -211,6 +211,12 @@ pub(crate) unsafe fn key_may_match_batch(
     else {
         return;
     };
+    let filter = Filter::with_format(filter, policy.bloom.format());
+    // SAFETY: the caller's promise about each key.
+    if let Some(keys) = unsafe { same_length_keys(pointers, lengths) } {
+        filter.may_contain_same_length(keys, results);
+        return;
+    }
     // A bad key is queried as the empty key, and its result is then set to 1.
     let any_bad = std::cell::Cell::new(false);
     let keys = pointers.iter().zip(lengths).map(|(&key, &length)| {
@@ -220,7 +226,7 @@ pub(crate) unsafe fn key_may_match_batch(
             &[]
         })
     });
-    Filter::with_format(filter, policy.bloom.format()).may_contain_each(keys, results);
+    filter.may_contain_each(keys, results);
     if any_bad.get() {
         for ((&key, &length), result) in pointers.iter().zip(lengths).zip(results) {
             if !can_slice(key, length) && length != 0 {
@@ -228,6 +234,23 @@ pub(crate) unsafe fn key_may_match_batch(
             }
         }
     }
+}
+
+/// The keys as [`SameLengthKeys`], if they all have one length and none is NULL:
+/// then each key's bytes are read where they are, with no slice made of each (the
+/// common case, fixed-size keys, without the per-key checks).
+///
+/// # Safety
+/// Each key must be valid for reads of its length, as for
+/// `leveldb_bloom_key_may_match_batch`.
+unsafe fn same_length_keys<'a>(
+    pointers: &'a [*const c_char],
+    lengths: &[size_t],
+) -> Option<SameLengthKeys<'a>> {
+    // SAFETY: `c_char` and `u8` have one size and alignment, so their pointers do.
+    let starts = unsafe { std::slice::from_raw_parts(pointers.as_ptr().cast(), pointers.len()) };
+    // SAFETY: each non-NULL key is readable for its length per the caller.
+    unsafe { SameLengthKeys::from_arrays(starts, lengths) }
 }
 
 /// `leveldb_bloom_write_filter` for an already resolved policy: the filter, else the

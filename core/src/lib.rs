@@ -84,6 +84,7 @@ mod format;
 pub mod hash;
 #[cfg(feature = "rusty-leveldb")]
 mod rusty_leveldb;
+mod same_length_keys;
 mod simd;
 pub mod stats;
 #[cfg(test)]
@@ -91,6 +92,7 @@ mod test_random;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
 pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};
+pub use same_length_keys::SameLengthKeys;
 
 /// This library's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -29,6 +29,61 @@ pub(crate) fn bloom_hashes(level: SimdLevel, keys: &[&[u8]], out: &mut [u32]) {
     }
 }
 
+/// `out[i]`: the hash of the `len` bytes at `starts[i]`, computed at `level`.
+///
+/// # Safety
+/// Every start must be valid for reads of `len` bytes.
+pub(crate) unsafe fn bloom_hashes_same_length(
+    level: SimdLevel,
+    starts: &[*const u8],
+    len: usize,
+    out: &mut [u32],
+) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        match level.vector() {
+            None => scalar_same_length(starts, len, out),
+            #[cfg(target_arch = "x86_64")]
+            Some(Vector::Avx2(avx2)) => avx2.bloom_hashes_same_length(starts, len, out),
+            #[cfg(target_arch = "x86_64")]
+            Some(Vector::Avx512(avx512)) => avx512.bloom_hashes_same_length(starts, len, out),
+        }
+    }
+}
+
+/// Whether every key has `len` bytes and none starts at NULL, checked at `level`.
+pub(crate) fn all_of_length(
+    level: SimdLevel,
+    starts: &[*const u8],
+    lengths: &[usize],
+    len: usize,
+) -> bool {
+    assert_eq!(starts.len(), lengths.len(), "a length per start");
+    match level.vector() {
+        #[cfg(target_arch = "x86_64")]
+        Some(Vector::Avx512(avx512)) => avx512.all_of_length(starts, lengths, len),
+        _ => scalar_all_of_length(starts, lengths, len),
+    }
+}
+
+fn scalar_all_of_length(starts: &[*const u8], lengths: &[usize], len: usize) -> bool {
+    // One pass with no early exit, so that it is a few vector instructions a key.
+    let keys = starts.iter().zip(lengths);
+    let (other_lengths, nulls) = keys.fold((0, 0), |(other, nulls), (&start, &length)| {
+        (other | (length ^ len), nulls + usize::from(start.is_null()))
+    });
+    other_lengths == 0 && nulls == 0
+}
+
+/// # Safety
+/// As for [`bloom_hashes_same_length`].
+unsafe fn scalar_same_length(starts: &[*const u8], len: usize, out: &mut [u32]) {
+    for (&start, h) in starts.iter().zip(out) {
+        // SAFETY: readable for `len` bytes per the caller.
+        *h = bloom_hash(unsafe { std::slice::from_raw_parts(start, len) });
+    }
+}
+
 fn scalar(keys: &[&[u8]], out: &mut [u32]) {
     for (key, h) in keys.iter().zip(out) {
         *h = bloom_hash(key);
@@ -89,6 +144,49 @@ macro_rules! lane_hasher {
                 // features (see `level`).
                 unsafe { bloom_hashes(keys, out) }
             }
+
+            /// `out[i]`: the hash of the `len` bytes at `starts[i]`.
+            ///
+            /// # Safety
+            /// Every start must be valid for reads of `len` bytes.
+            pub(super) unsafe fn bloom_hashes_same_length(
+                self,
+                starts: &[*const u8],
+                len: usize,
+                out: &mut [u32],
+            ) {
+                // SAFETY: as above, and the caller's promise.
+                unsafe { bloom_hashes_same_length(starts, len, out) }
+            }
+        }
+
+        /// `out[i]`: the hash of the `len` bytes at `starts[i]`; the CPU must have
+        /// the features.
+        ///
+        /// # Safety
+        /// Every start must be valid for reads of `len` bytes.
+        #[target_feature(enable = $features)]
+        unsafe fn bloom_hashes_same_length(starts: &[*const u8], len: usize, out: &mut [u32]) {
+            let key = |start| {
+                // SAFETY: every start is readable for `len` bytes, per the caller.
+                unsafe { std::slice::from_raw_parts(start, len) }
+            };
+            let mut groups = starts.chunks_exact(LANES);
+            let mut outs = out.chunks_exact_mut(LANES);
+            for (group, out) in (&mut groups).zip(&mut outs) {
+                let group: &[*const u8; LANES] = group.try_into().expect("chunks of LANES");
+                let h = if len >= 16 {
+                    // SAFETY: as above.
+                    unsafe { same_length(group, len) }
+                } else {
+                    mixed_lengths(&group.map(key))
+                };
+                store(out, h);
+            }
+            let rest = groups.remainder().iter().map(|&start| key(start));
+            for (key, h) in rest.zip(outs.into_remainder()) {
+                *h = crate::hash::bloom_hash(key);
+            }
         }
 
         /// `out[i] = bloom_hash(keys[i])`; the CPU must have the features.
@@ -107,16 +205,20 @@ macro_rules! lane_hasher {
         fn hash_lanes(keys: &[&[u8]; LANES]) -> V {
             let len = keys[0].len();
             if len >= 16 && keys.iter().all(|key| key.len() == len) {
-                same_length(keys, len)
+                // SAFETY: every key has `len` bytes.
+                unsafe { same_length(&keys.map(<[u8]>::as_ptr), len) }
             } else {
                 mixed_lengths(keys)
             }
         }
 
-        /// Every key is `len` ≥ 16 bytes long.
+        /// The hashes of keys of `len` ≥ 16 bytes, from their first bytes' addresses.
+        ///
+        /// # Safety
+        /// Every key must be readable for `len` bytes.
         #[target_feature(enable = $features)]
-        fn same_length(keys: &[&[u8]; LANES], len: usize) -> V {
-            assert!(len >= 16 && keys.iter().all(|key| key.len() == len));
+        unsafe fn same_length(keys: &[*const u8; LANES], len: usize) -> V {
+            assert!(len >= 16);
             let words = len / 4;
             let mut h = splat(crate::hash::initial_state(len, crate::format::HASH_SEED));
             for chunk in 0..words / 4 {
@@ -150,9 +252,10 @@ macro_rules! lane_hasher {
             let mut h = to_vector(std::array::from_fn(|i| {
                 crate::hash::initial_state(keys[i].len(), crate::format::HASH_SEED)
             }));
+            let starts = keys.map(<[u8]>::as_ptr);
             for chunk in 0..chunks {
                 // SAFETY: 16 bytes at 16 * chunk end within the shortest key.
-                let [w0, w1, w2, w3] = transpose(unsafe { rows(keys, 16 * chunk) });
+                let [w0, w1, w2, w3] = transpose(unsafe { rows(&starts, 16 * chunk) });
                 h = mix(mix(mix(mix(h, w0), w1), w2), w3);
             }
             let mut states = [0; LANES];
@@ -214,6 +317,52 @@ mod tests {
                         "{:?}",
                         level.name().as_c_str()
                     );
+                }
+            }
+        }
+    }
+
+    /// Keys of one length, 0..=80 bytes, given by their starts: each level equals the
+    /// scalar hash, for groups whole and partial.
+    #[test]
+    fn every_available_level_hashes_same_length_keys_as_the_scalar_code() {
+        let bytes: Vec<u8> = (0..8192u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
+        for len in 0..=80usize {
+            let starts: Vec<*const u8> = (0..100).map(|i| bytes[i * 67..].as_ptr()).collect();
+            let expected: Vec<u32> = (0..100)
+                .map(|i| bloom_hash(&bytes[i * 67..][..len]))
+                .collect();
+            for level in SimdLevel::each_available() {
+                for count in [1, 15, 16, 17, 64, 100] {
+                    let mut out = vec![0; count];
+                    // SAFETY: each start is followed by at least 8192 - 99 * 67 > 80
+                    // bytes of `bytes`.
+                    unsafe { bloom_hashes_same_length(level, &starts[..count], len, &mut out) };
+                    assert_eq!(out, expected[..count], "{:?}, {len} bytes", level.name());
+                }
+            }
+        }
+    }
+
+    /// At each level, for every count of keys around the vector width: all of one
+    /// length, then one other length or one NULL start at each place.
+    #[test]
+    fn every_available_level_finds_other_lengths_and_null_starts() {
+        let byte = 0u8;
+        for level in SimdLevel::each_available() {
+            for count in 0..=40 {
+                let starts = vec![&byte as *const u8; count];
+                let lengths = vec![16usize; count];
+                assert!(all_of_length(level, &starts, &lengths, 16));
+                for at in 0..count {
+                    let mut other = lengths.clone();
+                    other[at] = 16 ^ (1 << (at % 64));
+                    assert!(!all_of_length(level, &starts, &other, 16), "{count}, {at}");
+                    let mut null = starts.clone();
+                    null[at] = std::ptr::null();
+                    assert!(!all_of_length(level, &null, &lengths, 16), "{count}, {at}");
                 }
             }
         }

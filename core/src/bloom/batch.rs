@@ -7,34 +7,68 @@
 use super::probe::{all_set, set_all, Probes};
 use crate::bit_position::{BitCount, Locate};
 use crate::simd::{self, SimdLevel};
+use crate::SameLengthKeys;
 
 /// Keys hashed per round.
 const GROUP: usize = 64;
 
-/// Calls `each` with the hashes of `keys`, a group at a time, in order.
-#[inline(always)]
-fn for_each_group<'k>(
-    mut keys: impl Iterator<Item = &'k [u8]>,
-    level: SimdLevel,
-    mut each: impl FnMut(&[u32]),
-) {
-    // Filled once per call, then overwritten group after group: only the first
-    // `count` slots of each group are read.
-    let mut group: [&[u8]; GROUP] = [&[]; GROUP];
-    let mut hashes = [0u32; GROUP];
-    loop {
-        let mut count = 0;
-        for (slot, key) in group.iter_mut().zip(&mut keys) {
-            *slot = key;
-            count += 1;
+/// A batch's keys: as slices, and hashed a group at a time.
+pub(crate) trait BatchKeys<'k> {
+    /// The keys in order.
+    fn slices(self) -> impl Iterator<Item = &'k [u8]>;
+
+    /// Calls `each` with the hashes of the keys, a group at a time, in order.
+    fn for_each_group(self, level: SimdLevel, each: impl FnMut(&[u32]));
+}
+
+/// Keys of any lengths, from an iterator.
+pub(crate) struct EachKey<I>(pub(crate) I);
+
+impl<'k, I: Iterator<Item = &'k [u8]>> BatchKeys<'k> for EachKey<I> {
+    fn slices(self) -> impl Iterator<Item = &'k [u8]> {
+        self.0
+    }
+
+    #[inline(always)]
+    fn for_each_group(self, level: SimdLevel, mut each: impl FnMut(&[u32])) {
+        let mut keys = self.0;
+        // Filled once per call, then overwritten group after group: only the first
+        // `count` slots of each group are read.
+        let mut group: [&[u8]; GROUP] = [&[]; GROUP];
+        let mut hashes = [0u32; GROUP];
+        loop {
+            let mut count = 0;
+            for (slot, key) in group.iter_mut().zip(&mut keys) {
+                *slot = key;
+                count += 1;
+            }
+            if count == 0 {
+                return;
+            }
+            simd::bloom_hashes(level, &group[..count], &mut hashes[..count]);
+            each(&hashes[..count]);
+            if count < GROUP {
+                return;
+            }
         }
-        if count == 0 {
-            return;
-        }
-        simd::bloom_hashes(level, &group[..count], &mut hashes[..count]);
-        each(&hashes[..count]);
-        if count < GROUP {
-            return;
+    }
+}
+
+impl<'k> BatchKeys<'k> for SameLengthKeys<'k> {
+    fn slices(self) -> impl Iterator<Item = &'k [u8]> {
+        self.iter()
+    }
+
+    #[inline(always)]
+    fn for_each_group(self, level: SimdLevel, mut each: impl FnMut(&[u32])) {
+        let mut hashes = [0u32; GROUP];
+        let mut rest = self;
+        while !rest.is_empty() {
+            let (group, after) = rest.split_at(GROUP);
+            let hashes = &mut hashes[..group.len()];
+            group.bloom_hashes(level, hashes);
+            each(hashes);
+            rest = after;
         }
     }
 }
@@ -42,7 +76,7 @@ fn for_each_group<'k>(
 /// Answers for `keys` into `results` (as many as both have); returns how many were
 /// "absent".
 pub(super) fn query_keys<'k, T>(
-    keys: impl Iterator<Item = &'k [u8]>,
+    keys: impl BatchKeys<'k>,
     filter: Probes<'_>,
     results: &mut [T],
     level: SimdLevel,
@@ -63,7 +97,7 @@ where
 }
 
 fn query<'k, 'r, L, T>(
-    keys: impl Iterator<Item = &'k [u8]>,
+    keys: impl BatchKeys<'k>,
     array: &[u8],
     num_probes: u8,
     bits: L,
@@ -75,7 +109,7 @@ where
     T: From<bool> + 'r,
 {
     let mut absent = 0;
-    for_each_group(keys, level, |hashes| {
+    keys.for_each_group(level, |hashes| {
         for &h in hashes {
             simd::prefetch(array.as_ptr().wrapping_add(bits.locate(h).0));
         }
@@ -91,7 +125,7 @@ where
 /// [`query`] with each group's probes located and tested in vectors.
 #[cfg(target_arch = "x86_64")]
 fn query_in_lanes<'k, 'r, T>(
-    keys: impl Iterator<Item = &'k [u8]>,
+    keys: impl BatchKeys<'k>,
     lanes: simd::LaneProbes<'_>,
     results: &mut impl Iterator<Item = &'r mut T>,
     level: SimdLevel,
@@ -101,7 +135,7 @@ where
 {
     const { assert!(GROUP <= simd::LANE_PROBES_MAX_KEYS) };
     let mut absent = 0;
-    for_each_group(keys, level, |hashes| {
+    keys.for_each_group(level, |hashes| {
         let answers = lanes.all_set(hashes);
         absent += (hashes.len() as u32 - answers.count_ones()) as u64;
         for (j, result) in results.take(hashes.len()).enumerate() {
@@ -127,7 +161,7 @@ where
             .iter()
             .map_while(|key| key.as_ref().map(AsRef::as_ref));
         let mut count = 0;
-        for_each_group(slices, level, |hashes| {
+        EachKey(slices).for_each_group(level, |hashes| {
             count = hashes.len();
             match bit_count {
                 BitCount::Small(bits) => add(array, num_probes, bits, hashes),

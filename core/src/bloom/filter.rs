@@ -6,6 +6,7 @@ use crate::format::{Format, MAX_PROBES};
 use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
 use crate::stats;
+use crate::SameLengthKeys;
 
 /// A filter's bytes, decoded once for any number of queries.
 ///
@@ -222,13 +223,27 @@ impl<'a> Filter<'a> {
     where
         T: From<bool>,
     {
+        self.may_contain_each_at(batch::EachKey(keys), results, SimdLevel::active());
+    }
+
+    /// [`may_contain_batch`](Self::may_contain_batch) for keys of one length given
+    /// by where each starts, as a C caller holds them: each key's bytes are read
+    /// where they are, with no slice made of each.
+    ///
+    /// # Panics
+    /// If `results` is not as long as `keys`.
+    pub fn may_contain_same_length<T>(&self, keys: SameLengthKeys<'_>, results: &mut [T])
+    where
+        T: From<bool>,
+    {
+        assert_eq!(keys.len(), results.len(), "one result per key");
         self.may_contain_each_at(keys, results, SimdLevel::active());
     }
 
     /// The batch query at a given SIMD level.
     pub(crate) fn may_contain_each_at<'k, T>(
         &self,
-        keys: impl Iterator<Item = &'k [u8]>,
+        keys: impl batch::BatchKeys<'k>,
         results: &mut [T],
         level: SimdLevel,
     ) where
@@ -245,7 +260,7 @@ impl<'a> Filter<'a> {
     /// many were "absent".
     fn answer_each<'k, T>(
         &self,
-        keys: impl Iterator<Item = &'k [u8]>,
+        keys: impl batch::BatchKeys<'k>,
         results: &mut [T],
         level: SimdLevel,
     ) -> u64
@@ -265,7 +280,7 @@ impl<'a> Filter<'a> {
             // Scalar: the SIMD hashers read the tail unsigned only.
             Answer::ProbeEitherReading(filter) => {
                 let mut absent = 0;
-                for (key, result) in keys.zip(results) {
+                for (key, result) in keys.slices().zip(results) {
                     let set = filter.all_set_either_reading(key, bloom_hash(key));
                     absent += u64::from(!set);
                     *result = set.into();

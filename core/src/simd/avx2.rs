@@ -14,10 +14,10 @@ lane_hasher!("avx2", Avx2);
 /// Every key must have at least `at + 16` bytes.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn rows(keys: &[&[u8]; LANES], at: usize) -> [V; 4] {
+unsafe fn rows(keys: &[*const u8; LANES], at: usize) -> [V; 4] {
     // SAFETY: 16 readable bytes at `at` in every key, per the caller; unaligned
     // loads are allowed.
-    let load = |i: usize| unsafe { _mm_loadu_si128(keys[i].as_ptr().add(at).cast()) };
+    let load = |i: usize| unsafe { _mm_loadu_si128(keys[i].add(at).cast()) };
     std::array::from_fn(|r| _mm256_set_m128i(load(r + 4), load(r)))
 }
 
