@@ -1,6 +1,6 @@
 //! Hashing many keys at once with AVX2 (8 keys) or AVX-512 (16 keys), at the level
-//! `level` chooses, with the scalar code as the fallback and the reference; and
-//! prefetching.
+//! `level` chooses, with the scalar code as the fallback and the reference; checking
+//! that a C caller's keys all have one length (`all_of_length`); and prefetching.
 //!
 //! At AVX-512, a batch query also locates and tests its keys' probes in vectors
 //! (`avx512_probes`). Elsewhere, and for building, probes are located one by one

@@ -11,7 +11,7 @@ type V = __m256i;
 lane_hasher!("avx2", Avx2);
 
 /// # Safety
-/// Every key must have at least `at + 16` bytes.
+/// Every key must be readable for `at + 16` bytes from its start.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn rows(keys: &[*const u8; LANES], at: usize) -> [V; 4] {

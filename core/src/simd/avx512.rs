@@ -11,7 +11,7 @@ pub(super) type V = __m512i;
 lane_hasher!("avx512f", Avx512);
 
 /// # Safety
-/// Every key must have at least `at + 16` bytes.
+/// Every key must be readable for `at + 16` bytes from its start.
 #[target_feature(enable = "avx512f")]
 #[inline]
 unsafe fn rows(keys: &[*const u8; LANES], at: usize) -> [V; 4] {
