@@ -183,10 +183,8 @@ macro_rules! lane_hasher {
                 };
                 store(out, h);
             }
-            let rest = groups.remainder().iter().map(|&start| key(start));
-            for (key, h) in rest.zip(outs.into_remainder()) {
-                *h = crate::hash::bloom_hash(key);
-            }
+            // SAFETY: as above.
+            unsafe { super::scalar_same_length(groups.remainder(), len, outs.into_remainder()) }
         }
 
         /// `out[i] = bloom_hash(keys[i])`; the CPU must have the features.
