@@ -136,12 +136,13 @@ fn new_leveldb_policy(bloom: BloomFilterPolicy, leveldb: &LevelDb) -> *mut level
     // before the wrapper is returned to anyone.
     let policy: *mut Policy = unsafe { &mut *(*state).policy };
     // SAFETY: as above.
-    unsafe {
+    let format = unsafe {
         (*policy)
             .leveldb_wrapper
-            .store(wrapper as usize, Ordering::Release)
+            .store(wrapper as usize, Ordering::Release);
+        (*policy).bloom.format()
     };
-    registry::register(wrapper as usize, policy);
+    registry::register(wrapper as usize, policy, format);
     wrapper
 }
 
@@ -255,7 +256,7 @@ unsafe extern "C" fn key_may_match(
             // SAFETY: LevelDB passes our state, and readable key and filter bytes.
             unsafe {
                 ops::key_may_match(
-                    || Some(&wrapper_state(state).policy),
+                    || Some(wrapper_state(state).policy.bloom.format()),
                     key,
                     length,
                     filter,

@@ -103,14 +103,15 @@ pub(crate) unsafe fn create_filter(
     buffer
 }
 
-/// `key_may_match` for the policy `policy()` finds: an unknown policy (`None`) and
-/// bad pointers answer 1 (may match).
+/// `key_may_match` for a policy of the format `format()` finds, asked for only when
+/// the answer depends on it: an unknown policy (`None`) and bad pointers answer 1
+/// (may match).
 ///
 /// # Safety
-/// As for `leveldb_bloom_key_may_match`; the policy must outlive the call.
+/// As for `leveldb_bloom_key_may_match`.
 #[inline(always)]
-pub(crate) unsafe fn key_may_match<'p>(
-    policy: impl FnOnce() -> Option<&'p Policy>,
+pub(crate) unsafe fn key_may_match(
+    format: impl FnOnce() -> Option<Format>,
     key: *const c_char,
     length: size_t,
     filter: *const c_char,
@@ -130,9 +131,24 @@ pub(crate) unsafe fn key_may_match<'p>(
             if only_to_count && !registry::legacy_policy_made() {
                 return Some(Format::Current);
             }
-            policy().map(|policy| policy.bloom.format())
+            format()
         })
         .into()
+}
+
+/// The format of the policy behind `handle`, `None` if the handle is not one of this
+/// library's live policies. The handle registered last, when current, needs no lookup:
+/// it is what a program with one policy always passes.
+///
+/// # Safety
+/// As for [`lookup_policy`].
+#[inline(always)]
+pub(crate) unsafe fn format_of(handle: *const leveldb_filterpolicy_t) -> Option<Format> {
+    if registry::is_last_current(handle as usize) {
+        return Some(Format::Current);
+    }
+    // SAFETY: the caller's promise.
+    unsafe { lookup_policy(handle) }.map(|policy| policy.bloom.format())
 }
 
 /// A policy handle of this library's own: never a LevelDB object; NULL when memory
@@ -141,8 +157,9 @@ pub(crate) fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpol
     let Some(policy) = Policy::new(bloom) else {
         return ptr::null_mut();
     };
+    let format = policy.bloom.format();
     let policy = Box::into_raw(policy);
-    if registry::register(policy as usize, policy) {
+    if registry::register(policy as usize, policy, format) {
         policy.cast()
     } else {
         // SAFETY: just made by Box::into_raw and never shared.

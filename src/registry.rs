@@ -15,6 +15,10 @@
 //! smaller than the current one. The writers' lock is a [`ForkLock`], so no write is
 //! in flight across a `fork()`: a child finds the lock free and the sequence count
 //! even (see `fork`).
+//!
+//! Beside the table, the handle registered last is kept while its policy is of the
+//! current format ([`is_last_current`]): a query through it, which needs the format
+//! only to answer "absent", then costs one load instead of a lookup.
 
 use std::alloc::{alloc, Layout};
 use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
@@ -164,6 +168,11 @@ impl Table {
 static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
 /// Odd while a writer changes the table.
 static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
+/// The handle registered last while it stands for a policy of the current format,
+/// else [`FREE`]. Written only by writers, under the lock: set when such a handle is
+/// registered, cleared when it is unregistered, before it leaves the table. So it is
+/// always FREE or a registered handle of a current policy.
+static LAST_CURRENT: AtomicUsize = AtomicUsize::new(FREE);
 
 /// What only writers touch, under the lock.
 pub(super) struct Writer {
@@ -204,8 +213,9 @@ fn current() -> Option<&'static Table> {
     unsafe { TABLE.load(Ordering::Acquire).as_ref() }
 }
 
-/// Records `handle` as standing for `policy`; false only when memory runs out.
-pub(crate) fn register(handle: usize, policy: *mut Policy) -> bool {
+/// Records `handle` as standing for `policy`, whose format is `format`; false only
+/// when memory runs out.
+pub(crate) fn register(handle: usize, policy: *mut Policy, format: Format) -> bool {
     if handle == FREE {
         return false;
     }
@@ -238,8 +248,22 @@ pub(crate) fn register(handle: usize, policy: *mut Policy) -> bool {
         }
         table.insert(handle, policy);
         writer.live += 1;
+        let last = if format == Format::Current {
+            handle
+        } else {
+            FREE
+        };
+        LAST_CURRENT.store(last, Ordering::Relaxed);
         true
     })
+}
+
+/// Whether `handle` is registered and stands for a policy of the current format, as
+/// far as one load can tell: true only for the handle registered last (a `false`
+/// says nothing). No lookup, and nothing behind the handle is read.
+#[inline(always)]
+pub(crate) fn is_last_current(handle: usize) -> bool {
+    handle != FREE && LAST_CURRENT.load(Ordering::Relaxed) == handle
 }
 
 /// The policy `handle` stands for, if this library made it and has not destroyed it.
@@ -271,6 +295,9 @@ pub(crate) fn unregister(handle: usize) -> Option<*mut Policy> {
     write(|writer| {
         let table = current()?;
         let slot = table.find(handle)?;
+        if LAST_CURRENT.load(Ordering::Relaxed) == handle {
+            LAST_CURRENT.store(FREE, Ordering::Relaxed);
+        }
         let policy = table.slots[slot].policy.load(Ordering::Relaxed);
         table.remove(slot);
         writer.live -= 1;
@@ -287,9 +314,9 @@ mod tests {
         let mut a = Policy::new(BloomFilterPolicy::new(10)).unwrap();
         let mut b = Policy::new(BloomFilterPolicy::new(20)).unwrap();
         let (pa, pb): (*mut Policy, *mut Policy) = (&mut *a, &mut *b);
-        assert!(register(pa as usize, pa));
-        assert!(register(0x1000, pb));
-        assert!(!register(0x1000, pb), "registered twice");
+        assert!(register(pa as usize, pa, Format::Current));
+        assert!(register(0x1000, pb, Format::Current));
+        assert!(!register(0x1000, pb, Format::Current), "registered twice");
         assert_eq!(lookup(pa as usize), Some(pa));
         assert_eq!(lookup(0x1000), Some(pb));
         assert_eq!(lookup(0x2000), None);
@@ -301,6 +328,22 @@ mod tests {
         assert_eq!(unregister(pa as usize), Some(pa));
     }
 
+    /// Only a registered handle of a current policy is ever the last current one.
+    /// (That a handle is, right after it is registered, is not asserted: other tests
+    /// register handles of their own at the same time.)
+    #[test]
+    fn last_current_is_a_registered_current_handle() {
+        let policy = std::ptr::dangling_mut::<Policy>();
+        let (current, legacy) = (0xc0_0000_0010, 0xc0_0000_0020);
+        assert!(!is_last_current(FREE));
+        assert!(register(legacy, policy, Format::Legacy));
+        assert!(!is_last_current(legacy));
+        assert!(register(current, policy, Format::Current));
+        assert_eq!(unregister(current), Some(policy));
+        assert!(!is_last_current(current));
+        assert_eq!(unregister(legacy), Some(policy));
+    }
+
     /// Growth, and back-shift deletion among colliding handles: every handle stays
     /// findable while others come and go.
     #[test]
@@ -309,7 +352,7 @@ mod tests {
         // Handles far apart in memory but often sharing a home slot.
         let handles: Vec<usize> = (1..=5_000usize).map(|i| 0x10_0000 + (i << 20)).collect();
         for &h in &handles {
-            assert!(register(h, policy));
+            assert!(register(h, policy, Format::Current));
         }
         for (i, &h) in handles.iter().enumerate() {
             if i % 3 == 0 {

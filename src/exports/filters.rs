@@ -8,7 +8,8 @@ use leveldb_bloom_capi_macros::alias;
 use libc::size_t;
 
 use super::super::ops::{
-    create_filter, key_may_match, key_may_match_batch, lookup_policy, policy_of, write_filter,
+    create_filter, format_of, key_may_match, key_may_match_batch, lookup_policy, policy_of,
+    write_filter,
 };
 use super::super::{guard, leveldb_filterpolicy_t};
 
@@ -85,7 +86,7 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match(
         || 1,
         || {
             // SAFETY: the caller's promises, passed on.
-            unsafe { key_may_match(|| lookup_policy(policy), key, length, filter, filter_length) }
+            unsafe { key_may_match(|| format_of(policy), key, length, filter, filter_length) }
         },
     )
 }
