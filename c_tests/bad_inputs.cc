@@ -242,6 +242,31 @@ void name_and_destroy_rows() {
   CHECK_THAT(true, "destroy: each name releases each kind of handle");
 }
 
+/* A destroyed handle is no longer this library's: its "no" becomes 1, for the policy
+   made last (whose format a query reads without a lookup while it lives) as for one
+   made before it. */
+void destroyed_policy_rows() {
+  const std::string no_key = leveldb_filter(10, {}); /* answers 0 for every key */
+  auto answer = [&](const leveldb_filterpolicy_t* policy) {
+    return int(b.key_may_match(policy, "k", 1, no_key.data(), no_key.size()));
+  };
+  using Make = leveldb_filterpolicy_t* (*)(int);
+  const std::pair<const char*, Make> kinds[] = {{"own", b.policy_create},
+                                                {"LevelDB-made", b.create_bloom},
+                                                {"legacy LevelDB-made", b.legacy_create}};
+  for (const auto& kind : kinds) {
+    const std::string at = std::string(" (") + kind.first + " handles)";
+    leveldb_filterpolicy_t* earlier = kind.second(10);
+    leveldb_filterpolicy_t* last = kind.second(10);
+    CHECK_THAT(answer(earlier) == 0 && answer(last) == 0, "key_may_match: live policies give 0" + at);
+    b.destroy(last);
+    CHECK_THAT(answer(last) == 1, "key_may_match: the policy made last, destroyed, gives 1" + at);
+    CHECK_THAT(answer(earlier) == 0, "key_may_match: the one made before it still gives 0" + at);
+    b.destroy(earlier);
+    CHECK_THAT(answer(earlier) == 1, "key_may_match: that one destroyed too gives 1" + at);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -259,6 +284,7 @@ int main() {
     b.destroy(handle.policy);
   }
   name_and_destroy_rows();
+  destroyed_policy_rows();
   std::printf("%ld filter answers compared with LevelDB\n", compared);
   return check_report("bad_inputs");
 }

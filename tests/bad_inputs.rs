@@ -70,9 +70,9 @@ fn without_leveldb_unknown_pointers_are_ignored() {
     assert_eq!(not_a_policy, [0; 4], "an unknown pointer was written to");
 }
 
-/// A destroyed handle is no longer one of this library's: its queries answer 1, also
-/// for the handle made last, whose format a query finds without a lookup while it is
-/// live, and with another policy made after it or still live.
+/// A destroyed handle is no longer one of this library's, and its queries answer 1:
+/// the policy made last (whose format a query reads without a lookup while it lives)
+/// while another is live, and that other one once it is destroyed too.
 #[test]
 fn destroyed_policies_answer_may_match() {
     let _policies = POLICIES

@@ -1,7 +1,8 @@
 //! This crate's Rust API beside rusty-leveldb's `BloomPolicy` (4.0.2), for `make
-//! bench`: the same keys, in the same process, the filters checked byte-equal and
-//! the answers equal first. Each row alternates the two for 9 rounds and prints the medians, in ns per key,
-//! and their ratio (rusty-leveldb ÷ this crate: above 1, this crate is faster).
+//! bench`: the same keys, in the same process, the filters checked byte-equal and the
+//! answers equal first. Each row alternates the two for 9 rounds and prints the
+//! medians, in ns per key, and their ratio (rusty-leveldb ÷ this crate: above 1, this
+//! crate is faster).
 //! `make bench` runs it at every SIMD level the CPU has (`LEVELDB_BLOOM_SIMD`).
 //!
 //! Rows: building a filter (`build_filter` / `create_filter`, both from the keys in
