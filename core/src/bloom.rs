@@ -11,6 +11,7 @@ mod probe;
 
 use crate::bit_position::BitCount;
 use crate::format::{Format, MATCH_ALL_FILTER, MAX_PROBES, MIN_BITS};
+use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
 use crate::stats;
 pub use filter::Filter;
@@ -301,7 +302,11 @@ impl BloomFilterPolicy {
     /// assert!(policy.key_may_match("hello", &filter));
     /// ```
     pub fn key_may_match(&self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
-        Filter::with_format(filter, self.format).may_contain(key)
+        let key = key.as_ref();
+        // The hash first: its chain of multiplications is the call's critical path, and
+        // decoding the filter runs beside it.
+        let h = bloom_hash(key);
+        Filter::with_format(filter, self.format).may_contain_counted(key, h)
     }
 }
 

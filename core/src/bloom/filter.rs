@@ -80,7 +80,14 @@ impl<'a> Filter<'a> {
     #[inline(always)]
     pub fn may_contain(&self, key: impl AsRef<[u8]>) -> bool {
         let key = key.as_ref();
-        let answer = self.may_contain_hashed(key, bloom_hash(key));
+        self.may_contain_counted(key, bloom_hash(key))
+    }
+
+    /// [`may_contain`](Self::may_contain) for a key whose [`bloom_hash`] is `h`, counted
+    /// in [`stats`].
+    #[inline(always)]
+    pub(crate) fn may_contain_counted(&self, key: &[u8], h: u32) -> bool {
+        let answer = self.may_contain_hashed(key, h);
         stats::record_query(self.format, answer, self.by_rule());
         answer
     }
