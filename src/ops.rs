@@ -125,15 +125,14 @@ pub(crate) unsafe fn key_may_match(
     let Some(filter) = (unsafe { bytes(filter, filter_length) }) else {
         return 1;
     };
-    Filter::new(filter)
-        .may_contain_for(key, |only_to_count| {
-            // Counting a "may match" needs no lookup while every policy is current.
-            if only_to_count && !registry::legacy_policy_made() {
-                return Some(Format::Current);
-            }
-            format()
-        })
-        .into()
+    Filter::key_may_match_for(filter, key, |only_to_count| {
+        // Counting a "may match" needs no lookup while every policy is current.
+        if only_to_count && !registry::legacy_policy_made() {
+            return Some(Format::Current);
+        }
+        format()
+    })
+    .into()
 }
 
 /// The format of the policy behind `handle`, `None` if the handle is not one of this

@@ -92,13 +92,16 @@ impl<'a> Filter<'a> {
         answer
     }
 
-    /// LevelDB's `KeyMayMatch` for a policy whose [`Format`] `format` gives, asked
+    /// LevelDB's `KeyMayMatch` of `key` in the filter bytes `filter` (any bytes, decoded
+    /// as [`new`](Self::new) does) for a policy whose [`Format`] `format` gives, asked
     /// for only when the answer depends on it (for the C ABI, finding a policy's
-    /// format costs a lookup): every format answers "may match" when the key's probes
-    /// are all set under the current format's reading, which the legacy format also
-    /// tries first, so a present key never waits for it; an absent key is probed once
-    /// under each reading its format has. `format` returning `None` (no known policy)
-    /// answers "may match". The filter must be decoded with [`new`](Self::new).
+    /// format may cost a lookup): every format answers "may match" when the key's
+    /// probes are all set under the current format's reading, which the legacy format
+    /// also tries first, so a present key never waits for it; an absent key is probed
+    /// once under each reading its format has. `format` returning `None` (no known
+    /// policy) answers "may match". The key is hashed before the filter is decoded:
+    /// for a long key the hash's chain of multiplications is the call's critical path,
+    /// and the decoding runs beside it.
     ///
     /// With [`stats`] on, the query is counted under the format, so
     /// `format` is asked for "may match" answers too, told so by its argument
@@ -109,13 +112,18 @@ impl<'a> Filter<'a> {
     /// use leveldb_bloom::{BloomFilterPolicy, Filter, Format};
     ///
     /// let filter = BloomFilterPolicy::legacy(10).build_filter(&["hello"]);
-    /// assert!(Filter::new(&filter).may_contain_for(b"hello", |_| Some(Format::Legacy)));
-    /// assert!(Filter::new(&filter).may_contain_for(b"other", |_| None));
+    /// assert!(Filter::key_may_match_for(&filter, b"hello", |_| Some(Format::Legacy)));
+    /// assert!(Filter::key_may_match_for(&filter, b"other", |_| None));
     /// ```
     #[inline(always)]
-    pub fn may_contain_for(&self, key: &[u8], format: impl FnOnce(bool) -> Option<Format>) -> bool {
+    pub fn key_may_match_for(
+        filter: &'a [u8],
+        key: &[u8],
+        format: impl FnOnce(bool) -> Option<Format>,
+    ) -> bool {
         let h = bloom_hash(key);
-        let current_reading = self.may_contain_hash(h);
+        let filter = Self::new(filter);
+        let current_reading = filter.may_contain_hash(h);
         if current_reading && !stats::enabled() {
             return true;
         }
@@ -123,11 +131,11 @@ impl<'a> Filter<'a> {
             return true;
         };
         let answer = current_reading
-            || match (format, self.answer) {
-                (Format::Legacy, Answer::Probe(filter)) => filter.all_set_signed_reading(key),
+            || match (format, filter.answer) {
+                (Format::Legacy, Answer::Probe(probes)) => probes.all_set_signed_reading(key),
                 _ => false,
             };
-        stats::record_query(format, answer, self.by_rule());
+        stats::record_query(format, answer, filter.by_rule());
         answer
     }
 
