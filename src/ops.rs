@@ -140,14 +140,14 @@ pub(crate) unsafe fn key_may_match(
 /// it is what a program with one policy always passes.
 ///
 /// # Safety
-/// As for [`lookup_policy`].
+/// As for [`policy_of`].
 #[inline(always)]
 pub(crate) unsafe fn format_of(handle: *const leveldb_filterpolicy_t) -> Option<Format> {
     if registry::is_last_current(handle as usize) {
         return Some(Format::Current);
     }
     // SAFETY: the caller's promise.
-    unsafe { lookup_policy(handle) }.map(|policy| policy.bloom.format())
+    unsafe { policy_of(handle) }.map(BloomFilterPolicy::format)
 }
 
 /// A policy handle of this library's own: never a LevelDB object; NULL when memory
