@@ -1,6 +1,6 @@
-//! The README's C and C++ examples are the complete programs `examples/hello.c` and
-//! `examples/hello.cc`, word for word; both build with -Wall -Wextra -Werror -pedantic
-//! (C99, C++11 and C++17) and print what the README says.
+//! The README's C example and docs/library.md's C++ example are the complete programs
+//! `examples/hello.c` and `examples/hello.cc`, word for word; both build with -Wall
+//! -Wextra -Werror -pedantic (C99, C++11 and C++17) and print what the pages say.
 
 mod common;
 
@@ -8,18 +8,18 @@ use std::process::Command;
 
 use common::{Lang, Program};
 
-fn readme_holds(fence: &str, file: &str) {
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+fn page_holds(page: &str, fence: &str, file: &str) {
+    let text = std::fs::read_to_string(common::repo().join(page)).unwrap();
     let program = std::fs::read_to_string(common::repo().join(file)).unwrap();
     assert!(
-        readme.contains(&format!("```{fence}\n{program}```")),
-        "README.md does not show {file} as it is"
+        text.contains(&format!("```{fence}\n{program}```")),
+        "{page} does not show {file} as it is"
     );
 }
 
 #[test]
 fn c_example_is_in_the_readme_and_runs() {
-    readme_holds("c", "examples/hello.c");
+    page_holds("README.md", "c", "examples/hello.c");
     let exe = Program::new("hello_c", Lang::C99, &["examples/hello.c"])
         .link_bloom()
         .build();
@@ -33,7 +33,7 @@ fn c_example_is_in_the_readme_and_runs() {
 
 #[test]
 fn cxx_example_is_in_the_readme_and_runs() {
-    readme_holds("cpp", "examples/hello.cc");
+    page_holds("docs/library.md", "cpp", "examples/hello.cc");
     for (lang, name) in [(Lang::Cxx11, "hello_cxx11"), (Lang::Cxx17, "hello_cxx17")] {
         let exe = Program::new(name, lang, &["examples/hello.cc"])
             .link_bloom()
