@@ -45,3 +45,49 @@ fn cxx_example_is_in_the_readme_and_runs() {
         );
     }
 }
+
+/// The relative links of a page (`README.md`, `docs/x.md`) whose files are missing.
+fn dead_links(page: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(common::repo().join(page)).unwrap();
+    let base = common::repo().join(page).parent().unwrap().to_path_buf();
+    text.split("](")
+        .skip(1)
+        .filter_map(|link| link.split([')', '#']).next())
+        .filter(|target| !target.is_empty() && !target.contains("://"))
+        .filter(|target| !base.join(target).exists())
+        .map(|target| format!("{page}: {target}"))
+        .collect()
+}
+
+/// The README is the front door: at most 300 lines, every page it and the docs link to
+/// exists, and it names every man page the tool installs.
+#[test]
+fn readme_is_short_links_to_pages_that_exist_and_lists_every_man_page() {
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 300, "README.md has {lines} lines, more than 300");
+    let mut pages = vec!["README.md".to_string()];
+    for doc in std::fs::read_dir(common::repo().join("docs")).unwrap() {
+        let name = doc.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".md") {
+            pages.push(format!("docs/{name}"));
+        }
+    }
+    let dead: Vec<String> = pages.iter().flat_map(|page| dead_links(page)).collect();
+    assert!(dead.is_empty(), "links to missing files: {dead:?}");
+    let tool = common::lib_dir().parent().unwrap().join("leveldb-bloom");
+    let man = common::Scratch::new();
+    std::fs::create_dir_all(man.dir()).unwrap();
+    common::run(Command::new(tool).arg("man-pages").arg(man.dir()));
+    let mut listed = 0;
+    for page in std::fs::read_dir(man.dir()).unwrap() {
+        let name = page.unwrap().file_name().into_string().unwrap();
+        let name = name.strip_suffix(".1").unwrap().to_string();
+        assert!(
+            readme.contains(&format!("`man {name}`")),
+            "README.md does not list the man page {name}"
+        );
+        listed += 1;
+    }
+    assert!(listed >= 4, "the tool wrote {listed} man pages");
+}
