@@ -333,8 +333,10 @@ int leveldb_bloom_swap_status(void);
 const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
 
 // Turns counting on (`enable` non-zero) or off (0) for the whole process. Off
-// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set when
-// the library was loaded. Counts are kept while off.
+// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set, and
+// its destination opened, when the library was loaded (ignored in a setuid or
+// setgid process); then a forked child also starts its counts from zero. Counts are
+// kept while off.
 void leveldb_bloom_stats_enable(int enable);
 
 // Fills `*out` with the counts so far, all threads' added up, writing only the

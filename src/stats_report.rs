@@ -6,7 +6,7 @@
 //! directory the process started in).
 //!
 //! Safe in any process: the variable is ignored in a secure-execution process
-//! (setuid, setgid, file capabilities: `secure_getenv`); the path is opened with
+//! (setuid, setgid, file capabilities: `AT_SECURE`); the path is opened with
 //! `O_NOFOLLOW|O_NONBLOCK|O_APPEND|O_CLOEXEC` (created `0644` before the umask) and
 //! used only when it is a regular file or a FIFO with a reader; the write never
 //! blocks or raises SIGPIPE, and is skipped when the program closed the descriptor.
@@ -17,7 +17,7 @@
 
 mod destination;
 
-use std::ffi::{c_char, CStr};
+use std::ffi::CStr;
 use std::sync::OnceLock;
 
 use super::{guard, registry};
@@ -31,24 +31,25 @@ const VARIABLE: &CStr = c"LEVELDB_BLOOM_STATS";
 /// constructor, when the destination opened.
 static DESTINATION: OnceLock<(Destination, Stderr)> = OnceLock::new();
 
-extern "C" {
-    /// glibc's and musl's `getenv` that answers NULL in a secure-execution process.
-    fn secure_getenv(name: *const c_char) -> *mut c_char;
-}
-
 /// Reads the variable and, when it is set and not empty, opens the destination,
 /// starts counting and has [`report`] run at exit. The library's ELF constructor.
 extern "C" fn start_from_environment() {
     guard(
         || (),
         || {
+            // SAFETY: getauxval reads the auxiliary vector the kernel gave the process.
+            // AT_SECURE is set in a secure-execution process (setuid, setgid, file
+            // capabilities): the variable is then another user's say.
+            if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+                return;
+            }
             // SAFETY: a NUL-terminated name; at start no other thread of this library
             // runs, and the value is used before anything can change the environment.
-            let value = unsafe { secure_getenv(VARIABLE.as_ptr()) };
+            let value = unsafe { libc::getenv(VARIABLE.as_ptr()) };
             if value.is_null() {
                 return;
             }
-            // SAFETY: secure_getenv returns a NUL-terminated string.
+            // SAFETY: getenv returns a NUL-terminated string.
             let value = unsafe { CStr::from_ptr(value) };
             if value.is_empty() {
                 return;
