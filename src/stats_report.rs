@@ -9,7 +9,8 @@
 //! (setuid, setgid, file capabilities: `AT_SECURE`); the path is opened with
 //! `O_NOFOLLOW|O_NONBLOCK|O_APPEND|O_CLOEXEC` (created `0644` before the umask) and
 //! used only when it is a regular file or a FIFO with a reader; the write never
-//! blocks or raises SIGPIPE, and is skipped when the program closed the descriptor.
+//! blocks (a full pipe or a stopped terminal on stderr gets 0.1 s) or raises
+//! SIGPIPE, and is skipped when the program closed the descriptor.
 //! Every failure is one line on stderr: at start for the destination, at exit for
 //! the write. A process that never used the library (no policy made, nothing
 //! counted: a shell under `LD_PRELOAD`) writes no summary. A forked child starts
@@ -22,7 +23,7 @@ use std::sync::OnceLock;
 
 use super::{guard, registry};
 use bloom::stats::{self, Counts, Stats};
-use destination::{write_without_sigpipe, Destination, Stderr};
+use destination::{write_unblocked, Destination, Stderr};
 
 /// The environment variable read once, when the library starts.
 const VARIABLE: &CStr = c"LEVELDB_BLOOM_STATS";
@@ -63,7 +64,7 @@ extern "C" fn start_from_environment() {
                         VARIABLE.to_string_lossy(),
                         value.to_string_lossy()
                     );
-                    let _ = write_without_sigpipe(libc::STDERR_FILENO, line.as_bytes());
+                    let _ = write_unblocked(libc::STDERR_FILENO, line.as_bytes());
                     return;
                 }
             };

@@ -4,8 +4,8 @@
 //! constructor ran and opened the destination): setuid-root as `nobody`, FIFOs with
 //! and without a reader, a closed pipe as stderr, a directory, a missing directory,
 //! an unwritable file, `/dev/full`, a symbolic link, a relative path after `chdir`,
-//! descriptors closed and reused by data files, 2,000 forked children, and a process
-//! that never calls the library.
+//! a full pipe as stderr, descriptors closed and reused by data files, 2,000 forked
+//! children, and a process that never calls the library.
 
 mod common;
 
@@ -285,25 +285,53 @@ fn open_fifo_reader(fifo: &Path) -> std::fs::File {
         .unwrap()
 }
 
-/// `=stderr` with stderr a pipe whose reader is gone: exit status 0, not death by
-/// SIGPIPE (141 from `timeout`).
-#[test]
-fn a_closed_pipe_as_stderr_is_no_sigpipe() {
+/// A pipe: (read end, write end).
+fn pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
     let mut fds = [0; 2];
     // SAFETY: room for the two descriptors.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     // SAFETY: fresh descriptors, each owned once.
-    let (reader, writer) = unsafe {
-        use std::os::fd::FromRawFd;
+    unsafe {
         (
             std::os::fd::OwnedFd::from_raw_fd(fds[0]),
             std::os::fd::OwnedFd::from_raw_fd(fds[1]),
         )
-    };
+    }
+}
+
+/// `=stderr` with stderr a pipe whose reader is gone: exit status 0, not death by
+/// SIGPIPE (141 from `timeout`).
+#[test]
+fn a_closed_pipe_as_stderr_is_no_sigpipe() {
+    let (reader, writer) = pipe();
     drop(reader);
     let run =
         output(under_timeout(&host(), &["plain", "10"], "stderr").stderr(Stdio::from(writer)));
     assert!(passed(&run), "the variable took effect");
+}
+
+/// `=stderr` with stderr a full pipe (blocking, as a program's stderr is) that
+/// nobody reads: the exit waits a moment, then goes on without the summary; no hang.
+#[test]
+fn a_full_pipe_as_stderr_is_no_hang() {
+    use std::os::fd::AsRawFd;
+    let (_reader, writer) = pipe();
+    let fd = writer.as_raw_fd();
+    // SAFETY: fcntl and write on a descriptor this test owns, from a live buffer.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        let page = [b'x'; 4096];
+        while libc::write(fd, page.as_ptr().cast(), page.len()) > 0 {}
+        while libc::write(fd, page.as_ptr().cast(), 1) > 0 {}
+        libc::fcntl(fd, libc::F_SETFL, flags);
+    }
+    let started = std::time::Instant::now();
+    let run =
+        output(under_timeout(&host(), &["plain", "10"], "stderr").stderr(Stdio::from(writer)));
+    assert!(passed(&run), "the variable took effect");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
 }
 
 /// Descriptor 2 closed and reused by a data file: the summary goes to the stderr of

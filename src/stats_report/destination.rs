@@ -101,13 +101,39 @@ impl Destination {
             // The program closed it, and the number may now be another file's.
             return Err("the descriptor opened at start was closed by the program".into());
         }
-        let written = write_without_sigpipe(self.fd, bytes);
+        let written = write_unblocked(self.fd, bytes);
         // SAFETY: still the descriptor this library opened (checked above).
         unsafe { libc::close(self.fd) };
         match written {
             Ok(n) if n == bytes.len() => Ok(()),
             Ok(n) => Err(format!("{n} of {} bytes written", bytes.len())),
             Err(error) => Err(format!("not written: {error}")),
+        }
+    }
+}
+
+/// How long a write waits for room in a full pipe or a stopped terminal: stderr's
+/// open file is the program's, shared, so it cannot be made non-blocking (the files
+/// this library opens are).
+const WAIT_FOR_ROOM_MS: c_int = 100;
+
+/// Whether `fd` takes a write now, or within [`WAIT_FOR_ROOM_MS`]. A pipe with room
+/// for one more page takes the summary (shorter than `PIPE_BUF`) without blocking.
+fn ready_to_write(fd: c_int) -> bool {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one live pollfd.
+        match unsafe { libc::poll(&mut poll, 1, WAIT_FOR_ROOM_MS) } {
+            // POLLERR (a pipe without reader) and POLLHUP are ready too: the write
+            // says what failed.
+            1 => return poll.revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0,
+            0 => return false,
+            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => continue,
+            _ => return false,
         }
     }
 }
@@ -130,8 +156,17 @@ impl Stderr {
             .ok()
             .map(|(identity, _)| identity);
         if self.0.is_some() && now == self.0 {
-            let _ = write_without_sigpipe(libc::STDERR_FILENO, message.as_bytes());
+            let _ = write_unblocked(libc::STDERR_FILENO, message.as_bytes());
         }
+    }
+}
+
+/// Writes `bytes` (shorter than `PIPE_BUF`) to `fd` without blocking for more than
+/// [`WAIT_FOR_ROOM_MS`] and without SIGPIPE.
+pub(super) fn write_unblocked(fd: c_int, bytes: &[u8]) -> io::Result<usize> {
+    match ready_to_write(fd) {
+        true => write_without_sigpipe(fd, bytes),
+        false => Err(io::Error::from(io::ErrorKind::WouldBlock)),
     }
 }
 
@@ -140,7 +175,7 @@ impl Stderr {
 /// write raised, if any, is taken off the thread's pending signals before the mask
 /// is restored (one already pending before is left there). The descriptor's own
 /// flags decide whether it may block: the files this library opens are non-blocking.
-pub(super) fn write_without_sigpipe(fd: c_int, bytes: &[u8]) -> io::Result<usize> {
+fn write_without_sigpipe(fd: c_int, bytes: &[u8]) -> io::Result<usize> {
     let mut sigpipe = MaybeUninit::<libc::sigset_t>::uninit();
     let mut previous = MaybeUninit::<libc::sigset_t>::uninit();
     let mut pending = MaybeUninit::<libc::sigset_t>::uninit();
