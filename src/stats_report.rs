@@ -93,7 +93,8 @@ extern "C" fn start_child() {
     stats::reset();
 }
 
-/// Writes the summary where the variable said, unless the library was never used.
+/// Writes the summary where the variable said, unless the library was never used,
+/// and closes the destination (also when the library is unloaded).
 extern "C" fn report() {
     guard(
         || (),
@@ -102,12 +103,9 @@ extern "C" fn report() {
                 return;
             };
             let now = stats::snapshot();
-            if now == Stats::default() && !registry::ever_registered() {
-                return;
-            }
-            let mut line = summary(&now, std::process::id());
-            line.push('\n');
-            if let Err(why) = destination.write_and_close(line.as_bytes()) {
+            let used = now != Stats::default() || registry::ever_registered();
+            let line = used.then(|| summary(&now, std::process::id()) + "\n");
+            if let Err(why) = destination.finish(line.as_ref().map(String::as_bytes)) {
                 stderr.say(&format!(
                     "leveldb-bloom: {}: statistics summary {why}\n",
                     VARIABLE.to_string_lossy()

@@ -94,20 +94,25 @@ impl Destination {
         destination
     }
 
-    /// Writes `bytes` in one `write` (lines of processes appending to one file do not
-    /// interleave), then closes the descriptor; says why when not all was written.
-    pub(super) fn write_and_close(&self, bytes: &[u8]) -> Result<(), String> {
+    /// Writes `bytes`, if any, in one `write` (lines of processes appending to one
+    /// file do not interleave), then closes the descriptor; says why when not all was
+    /// written.
+    pub(super) fn finish(&self, bytes: Option<&[u8]>) -> Result<(), String> {
         if !identify(self.fd).is_ok_and(|(now, _)| now == self.identity) {
             // The program closed it, and the number may now be another file's.
-            return Err("the descriptor opened at start was closed by the program".into());
+            return match bytes {
+                Some(_) => Err("the descriptor opened at start was closed by the program".into()),
+                None => Ok(()),
+            };
         }
-        let written = write_unblocked(self.fd, bytes);
+        let written = bytes.map(|bytes| (bytes.len(), write_unblocked(self.fd, bytes)));
         // SAFETY: still the descriptor this library opened (checked above).
         unsafe { libc::close(self.fd) };
         match written {
-            Ok(n) if n == bytes.len() => Ok(()),
-            Ok(n) => Err(format!("{n} of {} bytes written", bytes.len())),
-            Err(error) => Err(format!("not written: {error}")),
+            None => Ok(()),
+            Some((length, Ok(n))) if n == length => Ok(()),
+            Some((length, Ok(n))) => Err(format!("{n} of {length} bytes written")),
+            Some((_, Err(error))) => Err(format!("not written: {error}")),
         }
     }
 }
