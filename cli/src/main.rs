@@ -30,7 +30,6 @@ use leveldb_bloom_cli::output::{json_safe, print_error, terminal_safe, write_fil
 use leveldb_bloom_cli::{audit, explain, explain_text, log_keys, show};
 
 fn main() -> ExitCode {
-    leveldb_bloom_cli::output::guard_standard_streams();
     let command = Cli::command().long_version(long_version());
     let matches = Generate::augment_subcommands(command).get_matches();
     if matches

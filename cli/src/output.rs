@@ -45,36 +45,12 @@ pub fn print_error(message: &str) {
     let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 
-/// Whether stdout was closed when the tool started (see [`guard_standard_streams`]).
-static STDOUT_WAS_CLOSED: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
-/// Opens `/dev/null` on each of descriptors 0, 1 and 2 that is closed, so that no
-/// file the tool opens takes its number (a report written to "stdout" must never
-/// land in a table it has open); a closed stdout is remembered, and writing the
-/// report then fails (see [`write_stdout`]).
-pub fn guard_standard_streams() {
-    for fd in 0..=2 {
-        // SAFETY: fcntl(F_GETFD) on a descriptor number only queries its flags.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1 {
-            continue;
-        }
-        if fd == 1 {
-            STDOUT_WAS_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        // SAFETY: open(2) with a NUL-terminated literal path; the lowest free
-        // descriptor, this one, is taken and deliberately kept for the whole run.
-        unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
-    }
-}
-
 /// Writes `text` to stdout. A closed pipe (`| head`) is the reader's choice and no
-/// error; a stdout that was closed or cannot take the text (a full disk) is an
-/// error naming it, for an exit status that is not success.
+/// error; a stdout that cannot take the text (a full disk) is an error naming it,
+/// for an exit status that is not success. (A stdout closed when the tool started
+/// is `/dev/null`: Rust's runtime opens it there, so that no file the tool opens
+/// takes its number.)
 pub fn write_stdout(text: &str) -> Result<(), String> {
-    if STDOUT_WAS_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
-        return Err("stdout is closed: the output was not written".into());
-    }
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
