@@ -18,9 +18,9 @@ const MAX_EMBEDDED_KEYS: usize = 200_000;
 /// out too when they alone are more).
 const MAX_EMBEDDED_KEY_BYTES: usize = 32 << 20;
 /// The most filter bytes a page draws: 64 MiB, the filters of some 50 million keys
-/// at 10 bits per key. LevelDB's filters never overlap, so a table's add up to at
-/// most its filter block; a filter block whose offsets make its filters overlap
-/// into more than this (a crafted one) is refused, as is a playground this large.
+/// at 10 bits per key (a table's, or a playground's). A table's filters are also
+/// refused when they add up to more than their filter block: LevelDB's never
+/// overlap, and a crafted block's offsets could make every filter the whole block.
 pub const MAX_PAGE_FILTER_BYTES: usize = 64 << 20;
 /// The playground's largest bits per key: LevelDB's k stops growing at 30, from 44
 /// bits per key on; past 100, only the filter's size grows.
@@ -148,7 +148,8 @@ pub fn from_table(
 
 /// The page's data for the table in `source`, titled `title`. Bounded by the file:
 /// only the filters a data block of it can be covered by are shown (see
-/// [`FilterBlock::reachable_count`]), their bytes up to [`MAX_PAGE_FILTER_BYTES`],
+/// [`FilterBlock::reachable_count`]), their bytes up to the filter block's and
+/// [`MAX_PAGE_FILTER_BYTES`],
 /// and keys are embedded up to [`MAX_EMBEDDED_KEYS`] and
 /// [`MAX_EMBEDDED_KEY_BYTES`] (counted in a first pass, collected in a second).
 pub fn table_page<R: ReadAt + ?Sized>(
@@ -169,10 +170,15 @@ pub fn table_page<R: ReadAt + ?Sized>(
             _ => 0,
         })
         .fold(0, usize::saturating_add);
+    if filter_bytes > block.len() {
+        return Err(format!(
+            "the filters add up to {filter_bytes} bytes in a filter block of {}: its offsets make them overlap, which LevelDB never writes; not drawn",
+            block.len()
+        ));
+    }
     if filter_bytes > MAX_PAGE_FILTER_BYTES {
         return Err(format!(
-            "the filters add up to {filter_bytes} bytes (in a filter block of {}: its offsets make them overlap), more than a page draws ({MAX_PAGE_FILTER_BYTES})",
-            block.len()
+            "the filters add up to {filter_bytes} bytes, more than a page draws ({MAX_PAGE_FILTER_BYTES})"
         ));
     }
     // Keys and key bytes per filter.
