@@ -4,7 +4,7 @@
 //! ([`lock`]) and reporting ([`report`]);
 //! following keys through a database's tables and filters ([`explain`],
 //! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
-//! command line ([`args`]) and its man pages and
+//! command line ([`args`]) and its man pages ([`man`]) and
 //! completions ([`docs`]).
 
 pub mod args;
@@ -16,5 +16,6 @@ pub mod explain;
 pub mod explain_text;
 pub mod lock;
 pub mod log_keys;
+pub mod man;
 pub mod report;
 pub mod show;
