@@ -115,13 +115,14 @@ pub struct ShowArgs {
     /// The playground's keys, separated by commas.
     #[arg(long, value_name = "KEY,...", value_delimiter = ',', conflicts_with = "table", value_hint = ValueHint::Other)]
     pub keys: Vec<String>,
-    /// The playground's keys, one per line.
+    /// The playground's keys, one per line: any bytes but a newline (with --hex, hex
+    /// digits).
     #[arg(long, value_name = "FILE", conflicts_with = "table", value_hint = ValueHint::FilePath)]
     pub keys_file: Option<PathBuf>,
     /// Keys (--key, --keys, --keys-file) are hex.
     #[arg(long)]
     pub hex: bool,
-    /// The page to write.
+    /// The page to write; `-` writes it to stdout.
     #[arg(short, long, value_name = "PAGE.html", value_hint = ValueHint::FilePath)]
     pub output: PathBuf,
 }

@@ -4,7 +4,7 @@
 //! ([`lock`]) and reporting ([`report`]);
 //! following keys through a database's tables and filters ([`explain`],
 //! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
-//! command line ([`args`]) and its man pages ([`man`]) and
+//! command line ([`args`]), its hints on wrong turns ([`hints`]), and its man pages ([`man`]) and
 //! completions ([`docs`]).
 
 pub mod args;
@@ -14,6 +14,7 @@ pub mod dialect;
 pub mod docs;
 pub mod explain;
 pub mod explain_text;
+pub mod hints;
 pub mod lock;
 pub mod log_keys;
 pub mod man;
