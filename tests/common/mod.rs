@@ -8,6 +8,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 pub mod harness;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -51,6 +52,28 @@ pub fn lib_path() -> PathBuf {
 
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/<what>`: what the tests download and build once and keep between runs
+/// (`scripts/ensure-leveldb` installs there too).
+pub fn cache_dir(what: &str) -> PathBuf {
+    let target = lib_dir().ancestors().nth(2).expect("target/<profile>/deps");
+    target.join(what)
+}
+
+/// This build's command-line tool, `target/<profile>/leveldb-bloom` (`cargo build
+/// --workspace` makes it; `make test` does).
+pub fn tool() -> PathBuf {
+    let tool = lib_dir()
+        .parent()
+        .expect("target/<profile>")
+        .join("leveldb-bloom");
+    assert!(
+        tool.exists(),
+        "{} missing: run cargo build --release --workspace",
+        tool.display()
+    );
+    tool
 }
 
 /// C99, C++11 or C++17, each with -Wall -Wextra -Werror -pedantic.
