@@ -19,10 +19,38 @@ use common::{lib_path, once, run, Lang, Program, Scratch};
 /// Keys the Node program writes: 200,000, in batches (half of them read absent).
 const NODE_KEYS: &str = "200000";
 
+/// Runs `command` with the dynamic linker's file log (`LD_DEBUG=files`); panics
+/// unless it exits 0. Returns its stdout, and the log's lines about any LevelDB
+/// shared library (`libleveldb.so*`, `libleveldb-*.so*`) it loaded.
+fn run_logging_loads(command: &mut Command) -> (String, Vec<String>) {
+    let output = command
+        .env("LD_DEBUG", "files")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    );
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({})\nstdout:\n{stdout}\nstderr (end):\n{}",
+        output.status,
+        &stderr[stderr.len().saturating_sub(4000)..]
+    );
+    let leveldb = stderr
+        .lines()
+        .filter(|line| line.contains("file=libleveldb") || line.contains("/libleveldb"))
+        .filter(|line| !line.contains("libleveldb_bloom"))
+        .map(str::to_string)
+        .collect();
+    (stdout, leveldb)
+}
+
 /// `node tests/reach/classic_level.js DIR KEYS`, with classic-level from
 /// `target/reach/node` (installed by `scripts/ensure-leveldb`), this library
 /// preloaded when `stats` is given (its statistics written there). Returns stdout;
-/// panics unless every key read back right.
+/// panics unless every key read back right and no LevelDB library was loaded (the
+/// addon has its own).
 fn classic_level(dir: &Scratch, stats: Option<&StatsFile>) -> String {
     let modules = common::cache_dir("reach/node/node_modules");
     assert!(
@@ -40,7 +68,8 @@ fn classic_level(dir: &Scratch, stats: Option<&StatsFile>) -> String {
             .env("LD_PRELOAD", lib_path())
             .env("LEVELDB_BLOOM_STATS", stats.path());
     }
-    let shown = run(&mut command);
+    let (shown, loaded) = run_logging_loads(&mut command);
+    assert!(loaded.is_empty(), "a LevelDB was loaded: {loaded:#?}");
     assert!(
         shown.contains(&format!("wrote {NODE_KEYS} keys")),
         "{shown}"
@@ -134,29 +163,15 @@ fn static_program(bloom: bool) -> PathBuf {
 }
 
 /// `exe write|read DIR 50000` with this library's statistics; returns stdout and
-/// the LevelDB libraries the dynamic linker loaded (its `LD_DEBUG=files` lines).
+/// the LevelDB libraries loaded (see [`run_logging_loads`]).
 fn run_static(exe: &Path, mode: &str, dir: &Scratch, stats: &StatsFile) -> (String, Vec<String>) {
-    let output = common::command(exe)
+    let mut command = common::command(exe);
+    command
         .args([mode, dir.path(), "50000"])
-        .env("LD_DEBUG", "files")
-        .env("LEVELDB_BLOOM_STATS", stats.path())
-        .output()
-        .expect("the program runs");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    );
-    assert!(
-        output.status.success(),
-        "{exe:?} {mode} failed:\n{stdout}\n{stderr}"
-    );
+        .env("LEVELDB_BLOOM_STATS", stats.path());
+    let (stdout, loaded) = run_logging_loads(&mut command);
     common::harness::assert_report("dropin_cxx", &stdout);
-    let leveldb = stderr
-        .lines()
-        .filter(|line| line.contains("file=libleveldb") || line.contains("/libleveldb."))
-        .map(str::to_string)
-        .collect();
-    (stdout, leveldb)
+    (stdout, loaded)
 }
 
 /// A C++ program linked with `libleveldb_bloom.a` then Debian's `libleveldb.a`: the
