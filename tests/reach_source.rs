@@ -6,8 +6,9 @@
 //!   does), where `LD_PRELOAD` cannot reach: LevelDB's own `bloom_test` and
 //!   `c_test` pass, `db_bench` runs, and the tables are stock's;
 //! - with libstdc++'s old `std::string` ABI (`-D_GLIBCXX_USE_CXX11_ABI=0`), as a
-//!   shared library: a program built against it, swapped by `LD_PRELOAD`, writes
-//!   stock's tables and reads every key right, under valgrind too.
+//!   shared library: a C++ program built against it with the old ABI, and a C
+//!   program on its C API (which tells nothing of the ABI), swapped by `LD_PRELOAD`,
+//!   write stock's tables and read every key right, under valgrind too.
 //!
 //! Each test proves from the programs' filter statistics that this library built
 //! and queried the filters.
@@ -132,15 +133,18 @@ fn vendored_leveldb_passes_its_own_tests_with_bloom_cc_replaced() {
     summary.assert_rejected(5_000);
 }
 
-/// `c_tests/dropin_cxx.cc` built with `flags`, once per name.
-fn dropin_program(name: &str, flags: Vec<String>) -> PathBuf {
+/// A drop-in program (`c_tests/dropin_cxx.cc` on LevelDB's C++ API, or
+/// `c_tests/dropin_c.c` on its C API) built with `flags`, once per name.
+fn dropin_program(name: &str, lang: Lang, flags: Vec<String>) -> PathBuf {
+    let source = if lang == Lang::C99 {
+        "c_tests/dropin_c.c"
+    } else {
+        "c_tests/dropin_cxx.cc"
+    };
     once(name, || {
         flags
             .into_iter()
-            .fold(
-                Program::new(name, Lang::Cxx11, &["c_tests/dropin_cxx.cc"]),
-                Program::arg,
-            )
+            .fold(Program::new(name, lang, &[source]), Program::arg)
             .build()
     })
 }
@@ -157,7 +161,7 @@ fn dropin(exe: &Path, mode: &str, dir: &Scratch, keys: &str) -> Command {
 #[test]
 fn vendored_leveldb_writes_stock_tables() {
     let build = leveldb("vendored");
-    let stock = dropin_program("reach_dropin_stock", vec!["-lleveldb".into()]);
+    let stock = dropin_program("reach_dropin_stock", Lang::Cxx11, vec!["-lleveldb".into()]);
     let vendored = once("reach_dropin_vendored", || {
         Program::new(
             "reach_dropin_vendored",
@@ -187,29 +191,31 @@ fn vendored_leveldb_writes_stock_tables() {
     );
 }
 
-/// A program built with the old `std::string` ABI against the old-ABI LevelDB,
-/// stock and with this library preloaded: the same tables, every key right, this
-/// library's filters built and queried; under valgrind, no memory error.
-#[test]
-fn old_abi_leveldb_swapped_by_preload() {
+/// DB::Open(const Options&, const std::string&, DB**) of the old ABI: `Ss`.
+const OLD_ABI_DB_OPEN: &str = "_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_";
+
+/// The old-ABI LevelDB's build directory, checked to be of the old ABI, and the
+/// flags that link a program to it.
+fn old_abi_leveldb() -> (PathBuf, Vec<String>) {
     let build = leveldb("old-abi");
-    let exe = dropin_program(
-        "reach_dropin_old_abi",
-        vec![
-            "-D_GLIBCXX_USE_CXX11_ABI=0".into(),
-            source_include(&build),
-            format!("-L{}", build.display()),
-            format!("-Wl,-rpath,{}", build.display()),
-            "-lleveldb".into(),
-        ],
-    );
-    // DB::Open(const Options&, const std::string&, DB**) of the old ABI: `Ss`.
-    let imports = run(Command::new("nm").arg("-D").arg(&exe));
-    assert!(
-        imports.contains("_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_"),
-        "not built with the old ABI:\n{imports}"
-    );
-    let mut files = dropin(&exe, "write", &Scratch::new(), "10");
+    let exports = run(Command::new("nm")
+        .arg("-D")
+        .arg(build.join("libleveldb.so")));
+    assert!(exports.contains(OLD_ABI_DB_OPEN), "not the old ABI");
+    let flags = vec![
+        source_include(&build),
+        format!("-L{}", build.display()),
+        format!("-Wl,-rpath,{}", build.display()),
+        "-lleveldb".into(),
+    ];
+    (build, flags)
+}
+
+/// The drop-in program `exe` (reporting as `report`) on the old-ABI LevelDB, stock
+/// and with this library preloaded: the same tables, every key right, this
+/// library's filters built and queried; under valgrind, no memory error.
+fn prove_old_abi_swap(build: &Path, exe: &Path, report: &str) {
+    let mut files = dropin(exe, "write", &Scratch::new(), "10");
     files.env("LD_DEBUG", "files");
     let (_, loaded) = run_counted(files, &StatsFile::new(), true);
     assert!(
@@ -219,27 +225,51 @@ fn old_abi_leveldb_swapped_by_preload() {
     );
 
     let (stock_db, swapped_db) = (Scratch::new(), Scratch::new());
-    run(&mut dropin(&exe, "write", &stock_db, KEYS));
+    run(&mut dropin(exe, "write", &stock_db, KEYS));
     let stats = StatsFile::new();
-    let (shown, _) = run_counted(dropin(&exe, "write", &swapped_db, KEYS), &stats, true);
-    common::harness::assert_report("dropin_cxx", &shown);
+    let (shown, _) = run_counted(dropin(exe, "write", &swapped_db, KEYS), &stats, true);
+    common::harness::assert_report(report, &shown);
     stats.summary().assert_built();
     assert!(
         common::tables_with_filters(&stock_db) == common::tables_with_filters(&swapped_db),
         "old ABI: tables differ from stock"
     );
     let stats = StatsFile::new();
-    let (shown, _) = run_counted(dropin(&exe, "read", &stock_db, KEYS), &stats, true);
+    let (shown, _) = run_counted(dropin(exe, "read", &stock_db, KEYS), &stats, true);
     assert!(shown.contains(", 0 wrong"), "{shown}");
     // 50,000 keys never written and about 5,700 deleted.
     stats.summary().assert_rejected(50_000);
 
     let small = Scratch::new();
     for mode in ["write", "read"] {
-        let mut command = common::valgrind_failing_on(&exe, "definite,indirect");
+        let mut command = common::valgrind_failing_on(exe, "definite,indirect");
         command
             .args([mode, small.path(), VALGRIND_KEYS])
             .env("LD_PRELOAD", lib_path());
-        common::harness::assert_report("dropin_cxx", &run(&mut command));
+        common::harness::assert_report(report, &run(&mut command));
     }
+}
+
+/// A C++ program built with the old ABI against the old-ABI LevelDB: its call to
+/// leveldb::NewBloomFilterPolicy gets an object of the old ABI.
+#[test]
+fn old_abi_leveldb_cxx_program_swapped_by_preload() {
+    let (build, flags) = old_abi_leveldb();
+    let flags = [vec!["-D_GLIBCXX_USE_CXX11_ABI=0".to_string()], flags].concat();
+    let exe = dropin_program("reach_dropin_cxx_old_abi", Lang::Cxx11, flags);
+    let imports = run(Command::new("nm").arg("-D").arg(&exe));
+    assert!(
+        imports.contains(OLD_ABI_DB_OPEN),
+        "not built with the old ABI"
+    );
+    prove_old_abi_swap(&build, &exe, "dropin_cxx");
+}
+
+/// A C program on the old-ABI LevelDB's C API: nothing in the program tells the
+/// ABI, the LevelDB it runs with does.
+#[test]
+fn old_abi_leveldb_c_program_swapped_by_preload() {
+    let (build, flags) = old_abi_leveldb();
+    let exe = dropin_program("reach_dropin_c_old_abi", Lang::C99, flags);
+    prove_old_abi_swap(&build, &exe, "dropin_c");
 }
