@@ -1,5 +1,6 @@
-//! Sets the shared library's soname and, with the `header` feature, generates the C
-//! header from the Rust source with the pinned cbindgen.
+//! Builds the C++ policy object (`src/dropin/filter_policy.cc`) once per
+//! `std::string` ABI, sets the shared library's soname and, with the `header`
+//! feature, generates the C header from the Rust source with the pinned cbindgen.
 //!
 //! With `header`, the header is written to `$OUT_DIR/leveldb_bloom.h`; a test fails
 //! when it differs from the committed `include/leveldb_bloom.h`. `make header`
@@ -11,6 +12,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     #[cfg(feature = "header")]
     generate_header();
+    build_filter_policy();
 
     // The C harnesses in tests/ compile for the same target.
     println!(
@@ -23,6 +25,37 @@ fn main() {
     // Never unmapped, even by a dlclose: LevelDB calls the callbacks of the policies
     // made here for as long as a database uses them.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
+}
+
+/// `src/dropin/filter_policy.cc`, compiled for each `std::string` ABI a LevelDB may
+/// have been built with: `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1) and 0.
+/// Links libstdc++, which the object's `std::string` appends need.
+fn build_filter_policy() {
+    const SOURCE: &str = "src/dropin/filter_policy.cc";
+    println!("cargo:rerun-if-changed={SOURCE}");
+    let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
+    for (abi, new, delete) in [
+        (
+            "1",
+            "leveldb_bloom_policy_new_cxx11",
+            Some("leveldb_bloom_policy_delete"),
+        ),
+        ("0", "leveldb_bloom_policy_new_cxx98", None),
+    ] {
+        let mut build = cc::Build::new();
+        build
+            .cpp(true)
+            .std("c++11")
+            .file(SOURCE)
+            .out_dir(out_dir.join(format!("string-abi-{abi}")))
+            .define("_GLIBCXX_USE_CXX11_ABI", abi)
+            .define("LEVELDB_BLOOM_NEW", new)
+            .warnings_into_errors(true);
+        if let Some(delete) = delete {
+            build.define("LEVELDB_BLOOM_DELETE", delete);
+        }
+        build.compile(&format!("leveldb_bloom_filter_policy_abi{abi}"));
+    }
 }
 
 /// The shared library's soname: it carries the ABI version (major version 0: the API
