@@ -23,27 +23,17 @@ const NODE_KEYS: &str = "200000";
 /// unless it exits 0. Returns its stdout, and the log's lines about any LevelDB
 /// shared library (`libleveldb.so*`, `libleveldb-*.so*`) it loaded.
 fn run_logging_loads(command: &mut Command) -> (String, Vec<String>) {
-    let output = command
-        .env("LD_DEBUG", "files")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    );
-    assert!(
-        output.status.success(),
-        "{command:?} failed ({})\nstdout:\n{stdout}\nstderr (end):\n{}",
-        output.status,
-        &stderr[stderr.len().saturating_sub(4000)..]
-    );
-    let leveldb = stderr
+    let output = common::succeed(command.env("LD_DEBUG", "files"));
+    let leveldb = String::from_utf8_lossy(&output.stderr)
         .lines()
         .filter(|line| line.contains("file=libleveldb") || line.contains("/libleveldb"))
         .filter(|line| !line.contains("libleveldb_bloom"))
         .map(str::to_string)
         .collect();
-    (stdout, leveldb)
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        leveldb,
+    )
 }
 
 /// `node tests/reach/classic_level.js DIR KEYS`, with classic-level from

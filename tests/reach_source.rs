@@ -59,25 +59,18 @@ fn source_include(build: &Path) -> String {
     )
 }
 
-/// Runs `exe args…` with this library's statistics (and this library preloaded
-/// when `preload`); returns stdout and stderr, panicking unless it exits 0.
+/// Runs `command` with this library's statistics (and this library preloaded when
+/// `preload`); returns stdout and stderr, panicking unless it exits 0.
 fn run_counted(mut command: Command, stats: &StatsFile, preload: bool) -> (String, String) {
     command.env("LEVELDB_BLOOM_STATS", stats.path());
     if preload {
         command.env("LD_PRELOAD", lib_path());
     }
-    let output = command.output().expect("the program runs");
-    let (stdout, stderr) = (
+    let output = common::succeed(&mut command);
+    (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
-    );
-    assert!(
-        output.status.success(),
-        "{command:?} failed ({})\nstdout:\n{stdout}\nstderr (end):\n{}",
-        output.status,
-        &stderr[stderr.len().saturating_sub(4000)..]
-    );
-    (stdout, stderr)
+    )
 }
 
 /// LevelDB's own tests and benchmark, built with `util/bloom.cc` replaced: each
