@@ -1,5 +1,5 @@
 //! Where the swap reaches beyond a program linked to Debian's libleveldb (see
-//! tests/dropin.rs and tests/loaders.rs): Node.js with classic-level 3 from the npm
+//! tests/dropin.rs, tests/loaders.rs and tests/python.rs): Node.js with classic-level 3 from the npm
 //! registry, whose addon has LevelDB built in (its C++ symbols exported, no C API),
 //! swapped by `LD_PRELOAD`; and a C++ program linked statically with
 //! `libleveldb_bloom.a` before Debian's `libleveldb.a`, which must load no LevelDB
