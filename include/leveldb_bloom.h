@@ -119,14 +119,6 @@ char *leveldb_bloom_create_filter(const leveldb_filterpolicy_t *policy,
                                   int num_keys,
                                   size_t *filter_length);
 
-// Alias of `leveldb_bloom_create_filter` (its first name, in LevelDB's C API
-// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
-char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
-                                         const char *const *key_array,
-                                         const size_t *key_length_array,
-                                         int num_keys,
-                                         size_t *filter_length);
-
 // Whether `key` may be in `filter`: LevelDB's `KeyMayMatch`, for any bytes at all.
 // Returns 0 when the key is certainly absent, 1 when it may be present.
 //
@@ -144,14 +136,6 @@ uint8_t leveldb_bloom_key_may_match(const leveldb_filterpolicy_t *policy,
                                     size_t length,
                                     const char *filter,
                                     size_t filter_length);
-
-// Alias of `leveldb_bloom_key_may_match` (its first name, in LevelDB's C API
-// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
-uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
-                                           const char *key,
-                                           size_t length,
-                                           const char *filter,
-                                           size_t filter_length);
 
 // `leveldb_bloom_key_may_match` for `num_keys` keys at once: writes to
 // `results[i]` exactly what it returns for key i (`key_length_array[i]` bytes at
@@ -179,16 +163,6 @@ void leveldb_bloom_key_may_match_batch(const leveldb_filterpolicy_t *policy,
                                        const char *filter,
                                        size_t filter_length,
                                        uint8_t *results);
-
-// Alias of `leveldb_bloom_key_may_match_batch` (its first name, in LevelDB's C API
-// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
-void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
-                                              const char *const *key_array,
-                                              const size_t *key_length_array,
-                                              size_t num_keys,
-                                              const char *filter,
-                                              size_t filter_length,
-                                              uint8_t *results);
 
 // The length in bytes of the filter `leveldb_bloom_create_filter` would build
 // for `num_keys` keys (k byte included), so a caller can provide the memory to
@@ -324,17 +298,11 @@ const char *leveldb_bloom_simd_level(void);
 // The answer can change when LevelDB is loaded later.
 int leveldb_bloom_swap_status(void);
 
-// Alias of [`leveldb_bloom_policy_name`], under the name of LevelDB's C API family it
-// was first given. A future LevelDB could define that name; new code uses the
-// `leveldb_bloom_` one.
-//
-// # Safety
-// As for `leveldb_bloom_policy_name`.
-const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
-
 // Turns counting on (`enable` non-zero) or off (0) for the whole process. Off
-// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set when
-// the library was loaded. Counts are kept while off.
+// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set, and
+// its destination opened, when the library was loaded (ignored in a setuid or
+// setgid process); then a forked child also starts its counts from zero. Counts are
+// kept while off.
 void leveldb_bloom_stats_enable(int enable);
 
 // Fills `*out` with the counts so far, all threads' added up, writing only the
@@ -348,6 +316,48 @@ int leveldb_bloom_stats(leveldb_bloom_stats_t *out);
 // Sets every count to 0. Best called while no other thread is querying: a query
 // counted at that moment may survive the reset.
 void leveldb_bloom_stats_reset(void);
+
+// Alias of `leveldb_bloom_create_filter` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_create_filter`.
+char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
+                                         const char *const *key_array,
+                                         const size_t *key_length_array,
+                                         int num_keys,
+                                         size_t *filter_length);
+
+// Alias of `leveldb_bloom_key_may_match` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_key_may_match`.
+uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
+                                           const char *key,
+                                           size_t length,
+                                           const char *filter,
+                                           size_t filter_length);
+
+// Alias of `leveldb_bloom_key_may_match_batch` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_key_may_match_batch`.
+void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
+                                              const char *const *key_array,
+                                              const size_t *key_length_array,
+                                              size_t num_keys,
+                                              const char *filter,
+                                              size_t filter_length,
+                                              uint8_t *results);
+
+// Alias of `leveldb_bloom_policy_name` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_policy_name`.
+const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -228,17 +228,3 @@ pub extern "C" fn leveldb_bloom_swap_status() -> c_int {
         || dropin::swap_status(LEVELDB_BLOOM_SWAP_C_API, LEVELDB_BLOOM_SWAP_CXX_API),
     )
 }
-
-/// Alias of [`leveldb_bloom_policy_name`], under the name of LevelDB's C API family it
-/// was first given. A future LevelDB could define that name; new code uses the
-/// `leveldb_bloom_` one.
-///
-/// # Safety
-/// As for `leveldb_bloom_policy_name`.
-#[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_name(
-    policy: *const leveldb_filterpolicy_t,
-) -> *const c_char {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { leveldb_bloom_policy_name(policy) }
-}
