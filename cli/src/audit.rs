@@ -115,7 +115,9 @@ pub fn audit<R: ReadAt + ?Sized>(
     let name = filter_entry.map(|(name, _)| name);
     // Only the filters a data block of this file can be covered by are kept count
     // of: a filter block may claim millions more, which no Get consults.
-    let reachable = filters.as_ref().map_or(0, |f| f.reachable_count(table.len()));
+    let reachable = filters
+        .as_ref()
+        .map_or(0, |f| f.reachable_count(table.len()));
     let mut walk = Walk::new(name.as_deref(), filters.as_ref(), reachable, max_missed);
     let (mut previous_key, mut previous_hash) = (Vec::new(), 0);
     table.for_each_data_block(|handle, block| {

@@ -24,9 +24,9 @@ use rayon::prelude::*;
 use leveldb_bloom_cli::args::{Cli, Command, Policy, ShowArgs};
 use leveldb_bloom_cli::database::{self, Job};
 use leveldb_bloom_cli::docs::Generate;
-use leveldb_bloom_cli::report::{Database, Outcome, Report};
 use leveldb_bloom_cli::key_input::{key_bytes, read_keys_file};
 use leveldb_bloom_cli::output::{json_safe, print_error, terminal_safe, write_file, write_stdout};
+use leveldb_bloom_cli::report::{Database, Outcome, Report};
 use leveldb_bloom_cli::{audit, explain, explain_text, log_keys, show};
 
 fn main() -> ExitCode {

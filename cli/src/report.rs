@@ -117,7 +117,9 @@ impl Report {
             Verdict::KeysMissed
         } else if !self.errors.is_empty() {
             Verdict::Unreadable
-        } else if self.tables.is_empty() && !self.databases.iter().any(|d| d.tables_from == "manifest") {
+        } else if self.tables.is_empty()
+            && !self.databases.iter().any(|d| d.tables_from == "manifest")
+        {
             Verdict::NothingAudited
         } else {
             Verdict::Ok

@@ -87,7 +87,8 @@ pub fn playground(
 ) -> Result<PageData, String> {
     let policy = BloomFilterPolicy::new(bits_per_key);
     let n = keys.len();
-    let what_leveldb_builds = || match policy.filter_len(n) {
+    let what_leveldb_builds = || {
+        match policy.filter_len(n) {
         Some(len) if (n as u64).saturating_mul(bits_per_key.into()) <= i32::MAX as u64 => {
             format!(
                 "LevelDB would build a filter of {len} bytes for these {n} keys, k = {}",
@@ -97,6 +98,7 @@ pub fn playground(
         _ => format!(
             "LevelDB computes {n} keys × {bits_per_key} bits in an int, which overflows (undefined behaviour)"
         ),
+    }
     };
     if bits_per_key > MAX_PLAYGROUND_BITS_PER_KEY {
         return Err(format!(
@@ -104,7 +106,10 @@ pub fn playground(
             what_leveldb_builds()
         ));
     }
-    if policy.filter_len(n).is_none_or(|len| len > MAX_PAGE_FILTER_BYTES) {
+    if policy
+        .filter_len(n)
+        .is_none_or(|len| len > MAX_PAGE_FILTER_BYTES)
+    {
         return Err(format!(
             "{}; a page draws at most {MAX_PAGE_FILTER_BYTES} bytes of filter",
             what_leveldb_builds()
@@ -112,7 +117,10 @@ pub fn playground(
     }
     let filter = policy.build_filter(keys);
     if policy.filter_len(n) != Some(filter.len()) {
-        return Err(format!("{}, which could not be built here", what_leveldb_builds()));
+        return Err(format!(
+            "{}, which could not be built here",
+            what_leveldb_builds()
+        ));
     }
     Ok(PageData {
         mode: "playground",
@@ -206,8 +214,7 @@ pub fn table_page<R: ReadAt + ?Sized>(
         .iter()
         .fold((0, 0), |(n, b), &(kn, kb)| (n + kn, b + kb));
     let embed_all = total_keys <= MAX_EMBEDDED_KEYS && total_bytes <= MAX_EMBEDDED_KEY_BYTES;
-    let embedded =
-        |i: usize| embed_all || (i == chosen && sizes[i].1 <= MAX_EMBEDDED_KEY_BYTES);
+    let embedded = |i: usize| embed_all || (i == chosen && sizes[i].1 <= MAX_EMBEDDED_KEY_BYTES);
     let mut keys: Vec<Option<Vec<String>>> =
         (0..reachable).map(|i| embedded(i).then(Vec::new)).collect();
     each_user_key(&table, reachable, &filters, |i, key| {

@@ -70,15 +70,27 @@ fn a_filter_block_claiming_millions_of_filters() {
     std::fs::write(&table, &bytes).unwrap();
     let page = dir.0.join("page.html");
     let r = run_tool(
-        &["show".as_ref(), table.as_os_str(), "-o".as_ref(), page.as_os_str()],
+        &[
+            "show".as_ref(),
+            table.as_os_str(),
+            "-o".as_ref(),
+            page.as_os_str(),
+        ],
         TIMEOUT,
         |_| {},
     );
-    r.check(&format!("show: {} B table, 16M filters claimed", bytes.len()), 400);
+    r.check(
+        &format!("show: {} B table, 16M filters claimed", bytes.len()),
+        400,
+    );
     assert_eq!(r.code(), Some(0), "{}", r.stderr);
     let html = std::fs::metadata(&page).unwrap().len();
     assert!(html < 200 << 10, "a page of {html} bytes");
-    let r = run_tool(&["audit".as_ref(), "--json".as_ref(), table.as_os_str()], TIMEOUT, |_| {});
+    let r = run_tool(
+        &["audit".as_ref(), "--json".as_ref(), table.as_os_str()],
+        TIMEOUT,
+        |_| {},
+    );
     r.check("audit: 16M filters claimed", 400);
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     // Empty filters: LevelDB answers "absent" for every key, and the audit says so.
@@ -109,19 +121,35 @@ fn an_index_of_millions_of_entries_naming_one_block() {
         Some(&repeating_index(entries, data.len() as u64)),
     );
     std::fs::write(&table, &bytes).unwrap();
-    let r = run_tool(&["audit".as_ref(), "--json".as_ref(), table.as_os_str()], TIMEOUT, |_| {});
-    r.check(&format!("audit: {} B table, index of {entries} entries", bytes.len()), 400);
+    let r = run_tool(
+        &["audit".as_ref(), "--json".as_ref(), table.as_os_str()],
+        TIMEOUT,
+        |_| {},
+    );
+    r.check(
+        &format!("audit: {} B table, index of {entries} entries", bytes.len()),
+        400,
+    );
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["entries"], 3, "the block counted once: {doc}");
     let page = dir.0.join("page.html");
     let r = run_tool(
-        &["show".as_ref(), table.as_os_str(), "-o".as_ref(), page.as_os_str(), "--key".as_ref(), "k2".as_ref()],
+        &[
+            "show".as_ref(),
+            table.as_os_str(),
+            "-o".as_ref(),
+            page.as_os_str(),
+            "--key".as_ref(),
+            "k2".as_ref(),
+        ],
         TIMEOUT,
         |_| {},
     );
     r.check("show: index of 13M entries", 400);
     assert_eq!(r.code(), Some(0), "{}", r.stderr);
-    assert!(std::fs::read_to_string(&page).unwrap().contains("\"key_count\":3"));
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .contains("\"key_count\":3"));
 }
 
 /// Offsets 0, M, 0, M, …: every other filter is the whole block (M bytes): in a
@@ -141,13 +169,25 @@ fn filters_overlapping_into_gigabytes_are_refused() {
     std::fs::write(&table, &bytes).unwrap();
     let page = dir.0.join("page.html");
     let r = run_tool(
-        &["show".as_ref(), table.as_os_str(), "-o".as_ref(), page.as_os_str()],
+        &[
+            "show".as_ref(),
+            table.as_os_str(),
+            "-o".as_ref(),
+            page.as_os_str(),
+        ],
         TIMEOUT,
         |_| {},
     );
-    r.check(&format!("show: {} B table, overlapping filters", bytes.len()), 400);
+    r.check(
+        &format!("show: {} B table, overlapping filters", bytes.len()),
+        400,
+    );
     assert_eq!(r.code(), Some(1));
-    assert!(r.stderr.contains("its offsets make them overlap"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("its offsets make them overlap"),
+        "{}",
+        r.stderr
+    );
     assert!(!page.exists());
 }
 
@@ -156,23 +196,41 @@ fn bits_per_key_past_the_sane_range_is_refused_with_what_leveldb_does() {
     let dir = scratch();
     let page = dir.0.join("page.html");
     for (bits, keys, said) in [
-        ("1000000", "a", "LevelDB would build a filter of 125001 bytes for these 1 keys, k = 30"),
+        (
+            "1000000",
+            "a",
+            "LevelDB would build a filter of 125001 bytes for these 1 keys, k = 30",
+        ),
         ("4294967295", "a", "overflows"),
         ("4294967295", "a,b,c", "overflows"),
         ("100", "a", ""),
     ] {
         let r = run_tool(
-            &["show", "--bits-per-key", bits, "--keys", keys, "-o", page.to_str().unwrap()],
+            &[
+                "show",
+                "--bits-per-key",
+                bits,
+                "--keys",
+                keys,
+                "-o",
+                page.to_str().unwrap(),
+            ],
             TIMEOUT,
             |_| {},
         );
         r.check(&format!("--bits-per-key {bits} --keys {keys}"), 100);
         if said.is_empty() {
             assert_eq!(r.code(), Some(0), "{}", r.stderr);
-            assert!(std::fs::read_to_string(&page).unwrap().contains("100 bits per key"));
+            assert!(std::fs::read_to_string(&page)
+                .unwrap()
+                .contains("100 bits per key"));
         } else {
             assert_eq!(r.code(), Some(1));
-            assert!(r.stderr.contains(said) && r.stderr.contains("0 to 100"), "{}", r.stderr);
+            assert!(
+                r.stderr.contains(said) && r.stderr.contains("0 to 100"),
+                "{}",
+                r.stderr
+            );
         }
     }
 }
@@ -185,7 +243,11 @@ fn twenty_thousand_missing_tables_read_the_manifest_once_more_not_each_time() {
         craft::add_table(&mut edit, number);
     }
     craft::database(&dir.0, &[edit]);
-    let r = run_tool(&["audit".as_ref(), "--json".as_ref(), dir.0.as_os_str()], TIMEOUT, |_| {});
+    let r = run_tool(
+        &["audit".as_ref(), "--json".as_ref(), dir.0.as_os_str()],
+        TIMEOUT,
+        |_| {},
+    );
     r.check("audit: 20,000 listed tables missing", 200);
     assert_eq!(r.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
@@ -206,7 +268,13 @@ fn a_log_of_ten_million_tiny_deletions() {
     }
     std::fs::write(dir.0.join("000003.log"), craft::log(&[batch])).unwrap();
     let r = run_tool(
-        &["explain".as_ref(), "--log".as_ref(), "--json".as_ref(), dir.0.as_os_str(), "b".as_ref()],
+        &[
+            "explain".as_ref(),
+            "--log".as_ref(),
+            "--json".as_ref(),
+            dir.0.as_os_str(),
+            "b".as_ref(),
+        ],
         TIMEOUT,
         |_| {},
     );
@@ -216,4 +284,41 @@ fn a_log_of_ten_million_tiny_deletions() {
     assert_eq!(doc[0]["found"]["kind"], "deletion", "{doc}");
     let last_b = (0..count).rev().find(|i| i % 26 == 1).unwrap();
     assert_eq!(doc[0]["found"]["sequence"], 7 + u64::from(last_b), "{doc}");
+}
+
+/// A MANIFEST of 2 million live tables, each added with one-byte keys (the shortest
+/// LevelDB's decoder takes): `explain` holds the live set, in memory of a few times
+/// the MANIFEST's size.
+#[test]
+fn a_manifest_of_millions_of_tiny_tables() {
+    let dir = scratch();
+    let mut records = vec![craft::base_edit(1)];
+    let tables: u64 = 2_000_000;
+    let mut edit = Vec::new();
+    for number in 0..tables {
+        edit.push(7);
+        varint(1 + number % 6, &mut edit);
+        varint(100 + number, &mut edit);
+        edit.extend_from_slice(&[1, 1, b'a', 1, b'z']);
+        if edit.len() > 1 << 20 {
+            records.push(std::mem::take(&mut edit));
+        }
+    }
+    records.push(edit);
+    craft::database(&dir.0, &records);
+    let size = std::fs::metadata(dir.0.join("MANIFEST-000001"))
+        .unwrap()
+        .len();
+    let r = run_tool(
+        &["explain".as_ref(), dir.0.as_os_str(), "0".as_ref()],
+        TIMEOUT,
+        |_| {},
+    );
+    r.check(
+        &format!("explain: a MANIFEST of {size} bytes, {tables} tables"),
+        1000,
+    );
+    assert_eq!(r.code(), Some(0), "{}", r.stderr);
+    let ratio = (r.max_rss_kib << 10) as f64 / size as f64;
+    eprintln!("resident {ratio:.1} times the MANIFEST");
 }

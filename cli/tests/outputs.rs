@@ -71,35 +71,68 @@ fn names_from_files_are_escaped_for_the_terminal() {
     let audit = tool(&["audit", path]);
     let explain = tool(&["explain", path, "k2"]);
     let json = tool(&["audit", "--json", path]);
-    for (case, r) in [("audit", &audit), ("explain", &explain), ("audit --json", &json)] {
+    for (case, r) in [
+        ("audit", &audit),
+        ("explain", &explain),
+        ("audit --json", &json),
+    ] {
         r.check(case, 100);
         for raw in ['\x1b', '\x07', '\u{9b}'] {
-            assert!(!r.stdout.contains(raw), "{case}: {raw:?} reached stdout: {}", r.stdout);
+            assert!(
+                !r.stdout.contains(raw),
+                "{case}: {raw:?} reached stdout: {}",
+                r.stdout
+            );
             assert!(!r.stderr.contains(raw), "{case}: {raw:?} reached stderr");
         }
     }
-    assert!(audit.stdout.contains("evil\\u{1b}]0;pwned\\u{7}"), "{}", audit.stdout);
-    assert!(explain.stdout.contains("evil\\u{1b}]0;pwned\\u{7}"), "{}", explain.stdout);
+    assert!(
+        audit.stdout.contains("evil\\u{1b}]0;pwned\\u{7}"),
+        "{}",
+        audit.stdout
+    );
+    assert!(
+        explain.stdout.contains("evil\\u{1b}]0;pwned\\u{7}"),
+        "{}",
+        explain.stdout
+    );
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let name = doc["tables"][0]["filter_name"].as_str().unwrap();
-    assert!(name.starts_with("evil\u{1b}]0;pwned\u{7}"), "JSON keeps the name: {name:?}");
+    assert!(
+        name.starts_with("evil\u{1b}]0;pwned\u{7}"),
+        "JSON keeps the name: {name:?}"
+    );
 }
 
 #[test]
 fn current_linked_to_a_secret_file_is_not_echoed() {
     let db = database(b"filter.leveldb.BuiltinBloomFilter2");
     let secret = db.0.join("shadow");
-    std::fs::write(&secret, "root:$6$s3cr3tSALT$h4shh4shh4sh:19000:0:99999:7:::\n").unwrap();
+    std::fs::write(
+        &secret,
+        "root:$6$s3cr3tSALT$h4shh4shh4sh:19000:0:99999:7:::\n",
+    )
+    .unwrap();
     std::fs::remove_file(db.0.join("CURRENT")).unwrap();
     std::os::unix::fs::symlink(&secret, db.0.join("CURRENT")).unwrap();
     let path = db.0.to_str().unwrap();
-    for args in [vec!["audit", path], vec!["audit", "--json", path], vec!["explain", path, "k1"]] {
+    for args in [
+        vec!["audit", path],
+        vec!["audit", "--json", path],
+        vec!["explain", path, "k1"],
+    ] {
         let r = tool(&args);
         r.check(&format!("{args:?}"), 100);
         assert_eq!(r.code(), Some(1), "{args:?}: {}", r.stdout);
         let all = format!("{}{}", r.stdout, r.stderr);
-        assert!(!all.contains("s3cr3t") && !all.contains("root:"), "{args:?}: {all}");
-        assert!(all.contains("CURRENT: a symlink holding ") && all.contains(" bytes, not a MANIFEST"), "{all}");
+        assert!(
+            !all.contains("s3cr3t") && !all.contains("root:"),
+            "{args:?}: {all}"
+        );
+        assert!(
+            all.contains("CURRENT: a symlink holding ") && all.contains(" bytes, not a MANIFEST"),
+            "{all}"
+        );
     }
 }
 
@@ -112,7 +145,10 @@ fn pages_are_never_written_through_symlinks_or_onto_fifos() {
     std::os::unix::fs::symlink(&victim, &link).unwrap();
     let fifo = dir.0.join("fifo.html");
     mkfifo(&fifo);
-    for (output, said) in [(&link, "a symlink: not followed"), (&fifo, "a FIFO with no reader")] {
+    for (output, said) in [
+        (&link, "a symlink: not followed"),
+        (&fifo, "a FIFO with no reader"),
+    ] {
         let r = tool(&["show", "--keys", "a,b", "-o", output.to_str().unwrap()]);
         r.check(&format!("show -o {}", output.display()), 100);
         assert_eq!(r.code(), Some(1));
@@ -142,7 +178,11 @@ fn keys_files_are_regular_files_or_stdin_and_bounded() {
     });
     r.check("--keys-file - < /dev/zero", 300);
     assert_eq!(r.code(), Some(1));
-    assert!(r.stderr.contains("the most a keys file may hold"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the most a keys file may hold"),
+        "{}",
+        r.stderr
+    );
     let r = tool(&["show", "--keys-file", "-", "-o", page]);
     assert_eq!(r.code(), Some(0), "stdin empty: no keys: {}", r.stderr);
 }
@@ -155,13 +195,42 @@ fn closed_and_full_stdout_and_stderr_are_exit_statuses_never_panics() {
     let (good, bad) = (db.0.to_str().unwrap(), bad.0.to_str().unwrap());
     let cases: [(&str, Vec<&str>, i32, fn(&mut Command), i32); 6] = [
         ("audit, stderr closed", vec!["audit", bad], 2, |_| {}, 1),
-        ("explain, stderr closed", vec!["explain", bad, "k"], 2, |_| {}, 1),
+        (
+            "explain, stderr closed",
+            vec!["explain", bad, "k"],
+            2,
+            |_| {},
+            1,
+        ),
         ("audit, stdout closed", vec!["audit", good], 1, |_| {}, 0),
-        ("explain, stdout closed", vec!["explain", good, "k1"], 1, |_| {}, 0),
-        ("audit > /dev/full", vec!["audit", good], -1, |c| {
-            c.stdout(std::fs::File::options().write(true).open("/dev/full").unwrap());
-        }, 1),
-        ("audit, stdout and stderr closed", vec!["audit", good], 1, |c| closed(c, 2), 0),
+        (
+            "explain, stdout closed",
+            vec!["explain", good, "k1"],
+            1,
+            |_| {},
+            0,
+        ),
+        (
+            "audit > /dev/full",
+            vec!["audit", good],
+            -1,
+            |c| {
+                c.stdout(
+                    std::fs::File::options()
+                        .write(true)
+                        .open("/dev/full")
+                        .unwrap(),
+                );
+            },
+            1,
+        ),
+        (
+            "audit, stdout and stderr closed",
+            vec!["audit", good],
+            1,
+            |c| closed(c, 2),
+            0,
+        ),
     ];
     for (case, args, fd, setup, code) in cases {
         let r = run_tool(&args, TIMEOUT, |c| {
@@ -174,7 +243,12 @@ fn closed_and_full_stdout_and_stderr_are_exit_statuses_never_panics() {
         assert_eq!(r.code(), Some(code), "{case}: {}", r.stderr);
     }
     let r = tool(&["audit", good]);
-    assert_eq!(r.code(), Some(0), "the same database, stdout open: {}", r.stdout);
+    assert_eq!(
+        r.code(),
+        Some(0),
+        "the same database, stdout open: {}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -201,7 +275,12 @@ fn a_broken_metaindex_is_said_to_be_broken() {
     bytes[metaindex.offset as usize] ^= 1;
     std::fs::write(&table, bytes).unwrap();
     let page = db.0.join("page.html");
-    let r = tool(&["show", table.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    let r = tool(&[
+        "show",
+        table.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     r.check("show: metaindex checksum", 100);
     assert_eq!(r.code(), Some(1));
     assert!(
@@ -217,12 +296,18 @@ fn a_broken_metaindex_is_said_to_be_broken() {
 #[test]
 fn the_page_survives_any_path() {
     let db = database(b"filter.leveldb.BuiltinBloomFilter2");
-    let dir = db.0.join("x<!--<script>a</script>/*PAGE_SCRIPT*//*PAGE_DATA*/");
+    let dir =
+        db.0.join("x<!--<script>a</script>/*PAGE_SCRIPT*//*PAGE_DATA*/");
     std::fs::create_dir_all(&dir).unwrap();
     let table: PathBuf = dir.join("000005.ldb");
     std::fs::rename(db.0.join("000005.ldb"), &table).unwrap();
     let page = db.0.join("page.html");
-    let r = tool(&["show", table.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    let r = tool(&[
+        "show",
+        table.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     r.check("show: a hostile path", 100);
     assert_eq!(r.code(), Some(0), "{}", r.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
@@ -231,8 +316,15 @@ fn the_page_survives_any_path() {
     let value: serde_json::Value = serde_json::from_str(json).unwrap();
     assert_eq!(value["title"], table.to_str().unwrap());
     assert_eq!(html.matches("<!--").count(), 0, "{json}");
-    assert_eq!(script.matches("</script").count(), 1, "only the element's own end");
-    assert!(!script.contains("/*PAGE_"), "a placeholder left in the page");
+    assert_eq!(
+        script.matches("</script").count(),
+        1,
+        "only the element's own end"
+    );
+    assert!(
+        !script.contains("/*PAGE_"),
+        "a placeholder left in the page"
+    );
 }
 
 #[test]
@@ -266,6 +358,10 @@ fn an_audit_is_ok_only_about_what_it_read() {
         let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(doc["verdict"], "unreadable", "{doc}");
         assert_eq!(doc["tables"].as_array().unwrap().len(), 1, "{doc}");
-        assert!(r.stderr.contains("the current version could not be read"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("the current version could not be read"),
+            "{}",
+            r.stderr
+        );
     }
 }

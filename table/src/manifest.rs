@@ -109,7 +109,10 @@ pub fn excerpt(bytes: &[u8]) -> String {
             .utf8_chunks()
             .flat_map(|chunk| {
                 let valid = chunk.valid().chars().flat_map(char::escape_debug);
-                let invalid = chunk.invalid().iter().flat_map(|&b| std::ascii::escape_default(b).map(char::from));
+                let invalid = chunk
+                    .invalid()
+                    .iter()
+                    .flat_map(|&b| std::ascii::escape_default(b).map(char::from));
                 valid.chain(invalid).collect::<Vec<_>>()
             }),
     );

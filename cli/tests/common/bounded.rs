@@ -35,9 +35,17 @@ impl Run {
             self.max_rss_kib
         );
         assert!(!self.stderr.contains("panicked"), "{case}: {}", self.stderr);
-        assert!(self.code().is_some(), "{case}: killed by signal {:?}", self.status.signal());
+        assert!(
+            self.code().is_some(),
+            "{case}: killed by signal {:?}",
+            self.status.signal()
+        );
         assert_ne!(self.code(), Some(101), "{case}: a panic");
-        assert!(self.max_rss_kib < rss_mib << 10, "{case}: {} KiB", self.max_rss_kib);
+        assert!(
+            self.max_rss_kib < rss_mib << 10,
+            "{case}: {} KiB",
+            self.max_rss_kib
+        );
     }
 }
 
@@ -108,8 +116,18 @@ pub fn wait_with_output_rusage(mut child: Child) -> (ExitStatus, String, String,
             String::from_utf8_lossy(&text).into_owned()
         })
     };
-    let err = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let out = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let out = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
