@@ -7,7 +7,8 @@
 //! - filter offsets that make the filters overlap into gigabytes: `show` refuses;
 //! - `--bits-per-key` far past LevelDB's sane range: refused, saying what LevelDB does;
 //! - 20,000 tables a MANIFEST lists, all missing: the MANIFEST read twice, not 20,001 times;
-//! - a write-ahead log of one batch of 10 million tiny deletions: `explain --log`.
+//! - a write-ahead log of one batch of 10 million tiny deletions: `explain --log`;
+//! - a MANIFEST of 2 million tiny live tables: `explain` (measured, ~30x).
 
 mod common;
 
@@ -287,8 +288,10 @@ fn a_log_of_ten_million_tiny_deletions() {
 }
 
 /// A MANIFEST of 2 million live tables, each added with one-byte keys (the shortest
-/// LevelDB's decoder takes): `explain` holds the live set, in memory of a few times
-/// the MANIFEST's size.
+/// LevelDB's decoder takes): `explain` holds the live set. Bounded by the MANIFEST's
+/// size, but at about 30 times it (a table's keys held in two allocations, in a
+/// B-tree, then a vector): measured here, and kept under 1000 MB for 20 MB, until the
+/// live set is held more compactly.
 #[test]
 fn a_manifest_of_millions_of_tiny_tables() {
     let dir = scratch();
