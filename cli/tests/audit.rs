@@ -267,9 +267,11 @@ fn broken_tables_and_bad_paths() {
 
     let empty = Scratch::new();
     std::fs::create_dir_all(&empty.0).unwrap();
+    // Neither CURRENT nor a table: nothing audited is no OK (a mistyped path).
     let (code, stdout, _) = audit(&[&empty.0]);
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("no table files"), "{stdout}");
+    assert!(stdout.contains("FAILED: nothing audited"), "{stdout}");
 
     let (code, stdout, _) = audit(&[Path::new("/nonexistent/leveldb-bloom")]);
     assert_eq!(code, 1, "{stdout}");

@@ -246,7 +246,10 @@ fn legacy_and_filterless_databases_say_why_no_filter_was_used() {
         assert_eq!(key["found"]["kind"], "value", "{key:#}");
         let step = key["steps"].as_array().unwrap().last().unwrap().clone();
         let why = step["no_filter"].as_str().unwrap();
-        assert!(why.contains("named leveldb.BuiltinBloomFilter;"), "{why}");
+        assert!(
+            why.contains("named \"leveldb.BuiltinBloomFilter\";"),
+            "{why}"
+        );
     }
     let (code, json, _) = explain_json(&db.0, &["--json", "--hex", "--policy", "legacy"], &some);
     assert_eq!(code, 0);
