@@ -91,3 +91,33 @@ fn readme_is_short_links_to_pages_that_exist_and_lists_every_man_page() {
     }
     assert!(listed >= 4, "the tool wrote {listed} man pages");
 }
+
+/// Timings live in one place, docs/performance.md: no other page states a ratio
+/// ("1.41×"), nanoseconds or a throughput; they link there instead.
+#[test]
+fn timings_are_only_in_docs_performance() {
+    let mut pages = vec![common::repo().join("README.md")];
+    for doc in std::fs::read_dir(common::repo().join("docs")).unwrap() {
+        let path = doc.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") && !path.ends_with("performance.md") {
+            pages.push(path);
+        }
+    }
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let figure = line
+                .char_indices()
+                .any(|(i, c)| c == '×' && line[..i].ends_with(|d: char| d.is_ascii_digit()))
+                || [" ns ", " ns,", " ns)", "MB/s", "GB/s"]
+                    .iter()
+                    .any(|unit| line.contains(unit));
+            assert!(
+                !figure,
+                "{}:{}: a timing outside docs/performance.md: {line}",
+                page.display(),
+                number + 1
+            );
+        }
+    }
+}

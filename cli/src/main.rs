@@ -13,7 +13,7 @@
 //! filters bit by bit.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -157,6 +157,17 @@ fn explain_keys(
     log: bool,
     policy: Policy,
 ) -> ExitCode {
+    if let Some(holder) = leveldb_bloom_cli::lock::holder(path) {
+        // On stderr: stdout keeps the documented text and JSON.
+        let note = format!(
+            "leveldb-bloom: note: {}: open by a running program ({holder}): keys it wrote since \
+             its last flush are in its memory and its log, not in tables (--log reads the log)\n",
+            path.display()
+        );
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(terminal_safe(&note).as_bytes());
+    }
     let written = explain_all(path, keys, hex, log, policy).and_then(|explained| {
         write_stdout(&if json {
             json_safe(&serde_json::to_string_pretty(&explained).expect("plain data")) + "\n"

@@ -160,6 +160,12 @@ fn a_database_open_by_a_running_program_is_said_to_be_open() {
     std::fs::copy(&ldb_files(&db.0)[0], &stray).unwrap();
     let (code, open) = audit_json(&db.0);
     let (text_code, stdout, _) = audit(&[&db.0]);
+    let explained = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .args(["explain", "--json"])
+        .arg(&db.0)
+        .arg("key")
+        .output()
+        .unwrap();
     drop(holder.stdin.take());
     assert!(holder.wait().unwrap().success());
     assert_eq!((code, text_code), (0, 0), "{open}");
@@ -171,6 +177,16 @@ fn a_database_open_by_a_running_program_is_said_to_be_open() {
     let notes = open["notes"].to_string();
     assert!(notes.contains(&said), "{notes}");
     assert!(stdout.contains(&format!("note: {said}")), "{stdout}");
+    // explain says so on stderr, its JSON on stdout unchanged.
+    assert!(explained.status.success(), "{explained:?}");
+    let noted = String::from_utf8_lossy(&explained.stderr);
+    assert!(
+        noted.contains(&format!(
+            "leveldb-bloom: note: {said}: keys it wrote since its last flush"
+        )),
+        "{noted}"
+    );
+    serde_json::from_slice::<serde_json::Value>(&explained.stdout).expect("explain's JSON");
     let stray_note = not_live(&open);
     assert!(
         stray_note.len() == 1 && stray_note[0].contains("probably a table being written"),
