@@ -8,11 +8,14 @@
 
 pub mod args;
 pub mod audit;
+pub mod commit;
 pub mod database;
 pub mod dialect;
 pub mod docs;
 pub mod explain;
 pub mod explain_text;
 pub mod log_keys;
+pub mod refilter;
+pub mod refilter_command;
 pub mod report;
 pub mod show;

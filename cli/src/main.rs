@@ -23,7 +23,7 @@ use leveldb_bloom_cli::args::{Cli, Command, Policy, ShowArgs};
 use leveldb_bloom_cli::database::{self, Job};
 use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::report::{Database, Outcome, Report};
-use leveldb_bloom_cli::{audit, explain, explain_text, log_keys, show};
+use leveldb_bloom_cli::{audit, explain, explain_text, log_keys, refilter_command, show};
 
 fn main() -> ExitCode {
     let command = Cli::command().long_version(long_version());
@@ -53,6 +53,13 @@ fn main() -> ExitCode {
             policy,
         } => explain_keys(&path, &keys, hex, json, log, policy),
         Command::Show(args) => write_page(show_page(&args), &args.output),
+        Command::Refilter {
+            path,
+            bits_per_key,
+            policy,
+            dry_run,
+            json,
+        } => refilter_command::run(&path, &bits_per_key, policy, dry_run, json),
     }
 }
 
