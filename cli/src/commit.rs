@@ -47,8 +47,7 @@ impl DbLock {
         };
         // SAFETY: `file` is an open descriptor and `lock` a valid `struct flock` that
         // lives across the call; F_SETLK only reads it.
-        if unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_SETLK, &lock) }
-            != 0
+        if unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_SETLK, &lock) } != 0
         {
             let e = io::Error::last_os_error();
             return Err(match e.raw_os_error() {

@@ -210,8 +210,7 @@ fn check_new_table(
     let file = leveldb_table::open_regular_file(path).map_err(|e| failed(e.to_string()))?;
     let audit = crate::audit::audit(path.display().to_string(), &file, 0, &|_| {})
         .map_err(|e| failed(e.to_string()))?;
-    if audit.filter_name.as_deref() != Some(policy.name()) || audit.filter_block_ignored.is_some()
-    {
+    if audit.filter_name.as_deref() != Some(policy.name()) || audit.filter_block_ignored.is_some() {
         return Err(failed(format!("its filter is not {}", policy.name())));
     }
     if audit.missed > 0 || audit.entries as u64 != entries {
@@ -227,7 +226,11 @@ fn check_new_table(
 /// tables' sizes, plus their filters at `bits_per_key` for entries of 16 bytes on
 /// disk, which few tables have fewer of) and a MANIFEST. Running out of space anyway
 /// fails the run like any error: nothing changes.
-fn check_free_space(dir: &Path, live: &[&LiveTable], policy: BloomFilterPolicy) -> Result<(), String> {
+fn check_free_space(
+    dir: &Path,
+    live: &[&LiveTable],
+    policy: BloomFilterPolicy,
+) -> Result<(), String> {
     let tables: u64 = live.iter().map(|t| t.size).sum();
     let filters = tables / 16 * u64::from(policy.bits_per_key()) / 8;
     let needed = tables + filters + HEADROOM;
@@ -246,7 +249,9 @@ fn check_free_space(dir: &Path, live: &[&LiveTable], policy: BloomFilterPolicy) 
 fn next_free_number(dir: &Path, version: &Version) -> Result<u64, String> {
     let mut next = version.next_file;
     for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-        let name = entry.map_err(|e| format!("{}: {e}", dir.display()))?.file_name();
+        let name = entry
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .file_name();
         let name = name.to_string_lossy();
         let digits = name
             .strip_prefix("MANIFEST-")

@@ -173,4 +173,3 @@ fn footer(metaindex: BlockHandle, index: BlockHandle) -> Vec<u8> {
     footer.extend_from_slice(&MAGIC.to_le_bytes());
     footer
 }
-

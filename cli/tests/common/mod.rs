@@ -3,8 +3,9 @@
 //! table's filter block in place.
 #![allow(dead_code)] // each test binary uses its own part
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use leveldb_table::{masked_crc, BlockHandle, FilterBlock, Lookup, ReadAt, Table};
@@ -252,4 +253,67 @@ pub fn live_table_files(dir: &Path) -> Vec<PathBuf> {
         .flat_map(|level| version.files(level))
         .map(|t| leveldb_table::manifest::table_file(dir, t.number))
         .collect()
+}
+
+/// LevelDB 1.23 reading keys through a filter policy that records the filters it is
+/// asked about (cli/tests/explain_harness.cc), built into target/tmp.
+pub fn harness() -> PathBuf {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("explain_harness.{}", std::process::id()));
+    succeed(
+        Command::new("g++")
+            .args([
+                "-std=c++17",
+                "-O1",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+            ])
+            .arg(Path::new(REPO).join("cli/tests/explain_harness.cc"))
+            .arg("-o")
+            .arg(&out)
+            .arg("-lleveldb"),
+    );
+    out
+}
+
+/// What LevelDB did for each key: the filters it asked about (hex, answer) and
+/// whether the Get found a value.
+pub fn leveldb_gets(
+    harness: &Path,
+    dir: &Path,
+    keys: &[String],
+) -> Vec<(Vec<(String, bool)>, bool)> {
+    let mut child = Command::new(harness)
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all((keys.join("\n") + "\n").as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.ends_with("filters built 0\n"),
+        "LevelDB compacted during the reads:\n{text}"
+    );
+    let mut gets = Vec::new();
+    let mut calls = Vec::new();
+    for line in text.lines() {
+        if let Some(call) = line.strip_prefix("filter ") {
+            let (bytes, answer) = call.rsplit_once(' ').unwrap();
+            calls.push((bytes.to_string(), answer == "1"));
+        } else if let Some(result) = line.strip_prefix("get ") {
+            gets.push((std::mem::take(&mut calls), result == "found"));
+        }
+    }
+    assert_eq!(gets.len(), keys.len());
+    gets
 }

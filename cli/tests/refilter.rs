@@ -1,0 +1,227 @@
+//! `leveldb-bloom refilter` against LevelDB 1.23 itself (plyvel, and the recording
+//! policy of cli/tests/explain_harness.cc): a database written with no filter policy,
+//! refiltered, holds the very tables LevelDB writes with the bloom policy; LevelDB
+//! then finds every key and answers absent keys from the filters. Killed at any step
+//! of its commit, the database stays one LevelDB reads whole: the old version or the
+//! new. And the refusals: a database a program holds, another comparator, a corrupt
+//! table, a full disk.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use leveldb_table::Table;
+use serde_json::Value;
+
+/// Keys written after the compaction: a level-0 table besides the level-2 one.
+const LATE: &str = "300";
+/// The loader's KEYS.
+const KEYS: u64 = 12_000;
+
+fn loader() -> PathBuf {
+    Path::new(REPO).join("tests/loaders/refilter_db.py")
+}
+
+/// A database written by LevelDB with filters of `bits` bits per key, or none.
+fn write_db(bits: &str) -> Scratch {
+    let db = Scratch::new();
+    succeed(
+        Command::new(PYTHON)
+            .arg(loader())
+            .args(["write"])
+            .arg(&db.0)
+            .args([bits, LATE]),
+    );
+    db
+}
+
+/// LevelDB opens the database with the bloom policy and reads every key.
+fn leveldb_reads_every_key(db: &Path) {
+    let read = succeed(
+        Command::new(PYTHON)
+            .arg(loader())
+            .arg("read")
+            .arg(db)
+            .args(["10", LATE]),
+    );
+    let text = String::from_utf8_lossy(&read.stdout);
+    assert!(
+        text.contains("read: 12300 present, 12000 absent, 0 wrong"),
+        "{text}"
+    );
+}
+
+fn refilter(db: &Path, args: &[&str]) -> (i32, Value, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .arg("refilter")
+        .arg(db)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        serde_json::from_slice(&output.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The loader's keys never written, in hex, as the harness reads them.
+fn absent_keys(count: u64) -> Vec<String> {
+    (KEYS..KEYS + count)
+        .map(|i| {
+            format!("key {:08}", i * 7919 % 1_000_003)
+                .bytes()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        })
+        .collect()
+}
+
+/// Every file of `dir` with its contents.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.ends_with("LOCK"))
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn copy_db(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
+    }
+}
+
+#[test]
+fn a_database_without_filters_gets_the_tables_leveldb_writes_with_them() {
+    let (plain, bloom) = (write_db("none"), write_db("10"));
+    let harness = harness();
+    let absent = absent_keys(60);
+    // Before: LevelDB has no filter to ask.
+    let before = leveldb_gets(&harness, &plain.0, &absent);
+    assert!(before
+        .iter()
+        .all(|(calls, found)| calls.is_empty() && !found));
+    let old = live_table_files(&plain.0);
+    let (code, json, stderr) = refilter(&plain.0, &["--bits-per-key", "10"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(json["committed"], true);
+    let refiltered = json["tables"].as_array().unwrap();
+    assert_eq!(refiltered.len(), old.len());
+    assert!(old.len() >= 2, "tables at two levels");
+    let new = live_table_files(&plain.0);
+    for ((ours, theirs), old) in new.iter().zip(live_table_files(&bloom.0)).zip(&old) {
+        let (ours_bytes, theirs_bytes) = (
+            std::fs::read(ours).unwrap(),
+            std::fs::read(&theirs).unwrap(),
+        );
+        let (ours_table, theirs_table) = (
+            Table::open(&ours_bytes).unwrap(),
+            Table::open(&theirs_bytes).unwrap(),
+        );
+        assert_eq!(
+            current_filter_block(&ours_table).1,
+            current_filter_block(&theirs_table).1,
+            "{}: the filter block LevelDB writes",
+            ours.display()
+        );
+        assert!(
+            ours_bytes == theirs_bytes,
+            "{} differs from {}",
+            ours.display(),
+            theirs.display()
+        );
+        assert_ne!(ours, old, "a new file number");
+        assert!(
+            old.exists(),
+            "{}: left for LevelDB to delete",
+            old.display()
+        );
+    }
+    // LevelDB asks the new filters, which answer "absent" for nearly every absent key.
+    let after = leveldb_gets(&harness, &plain.0, &absent);
+    assert!(after
+        .iter()
+        .all(|(calls, found)| calls.len() == 1 && !found));
+    let saved = after.iter().filter(|(calls, _)| !calls[0].1).count();
+    assert!(
+        saved >= 55,
+        "{saved} of 60 absent keys answered by the filter"
+    );
+    leveldb_reads_every_key(&plain.0);
+    let (code, audit) = audit_json(&plain.0);
+    assert_eq!(code, 0, "{audit}");
+    assert_eq!(audit["verdict"], "ok");
+    for old in &old {
+        assert!(!old.exists(), "{}: LevelDB deleted it", old.display());
+    }
+}
+
+#[test]
+fn killed_at_any_step_the_database_is_the_old_version_or_the_new() {
+    let original = write_db("none");
+    let mut step = 1;
+    loop {
+        let db = Scratch::new();
+        copy_db(&original.0, &db.0);
+        let status = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+            .arg("refilter")
+            .arg(&db.0)
+            .args(["--bits-per-key", "10"])
+            .env("LEVELDB_BLOOM_REFILTER_CRASH_AT", step.to_string())
+            .output()
+            .unwrap()
+            .status;
+        let finished = status.success();
+        if !finished {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), Some(9), "step {step}: {status:?}");
+        }
+        leveldb_reads_every_key(&db.0);
+        // One version: every live table has the new filters, or none has.
+        let filtered: Vec<bool> = live_table_files(&db.0)
+            .iter()
+            .map(|file| {
+                let bytes = std::fs::read(file).unwrap();
+                let table = Table::open(&bytes).unwrap();
+                table
+                    .filter_block_handle("leveldb.BuiltinBloomFilter2")
+                    .unwrap()
+                    .is_some()
+            })
+            .collect();
+        assert!(
+            filtered.iter().all(|&f| f) || filtered.iter().all(|&f| !f),
+            "step {step}: {filtered:?}"
+        );
+        let names: Vec<String> = std::fs::read_dir(&db.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".dbtmp")), "{names:?}");
+        assert_eq!(
+            ldb_files(&db.0).len(),
+            filtered.len(),
+            "step {step}: {names:?}"
+        );
+        if finished {
+            assert!(filtered[0], "the completed run committed");
+            break;
+        }
+        step += 1;
+    }
+    // Two tables (each before and after its fsync), the MANIFEST's and CURRENT's
+    // temporary file's, the rename, the directory's fsync.
+    assert_eq!(step, 11, "the run completes after its last crash point");
+}
