@@ -225,3 +225,123 @@ fn killed_at_any_step_the_database_is_the_old_version_or_the_new() {
     // temporary file's, the rename, the directory's fsync.
     assert_eq!(step, 11, "the run completes after its last crash point");
 }
+
+/// Runs refilter on `db`, which must refuse with a message holding `why`, and
+/// checks that no file of the database changed and none was added.
+fn refuses(db: &Path, why: &str) {
+    let before = snapshot(db);
+    let (code, json, stderr) = refilter(db, &["--bits-per-key", "10"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains(why), "{stderr}");
+    assert_eq!(json["committed"], false);
+    assert!(json["error"].as_str().unwrap().contains(why), "{json}");
+    let after = snapshot(db);
+    assert!(
+        before == after,
+        "{}: files changed: {:?}",
+        db.display(),
+        after.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_database_a_program_holds_is_refused() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let db = write_db("none");
+    let mut holder = Command::new(PYTHON)
+        .arg("-c")
+        .arg("import plyvel, sys\ndb = plyvel.DB(sys.argv[1])\nprint('open', flush=True)\nsys.stdin.read()")
+        .arg(&db.0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "open\n");
+    refuses(&db.0, "held by another process");
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+}
+
+#[test]
+fn another_comparator_is_refused() {
+    let db = Scratch::new();
+    succeed(Command::new(PYTHON).arg("-c").arg(
+        "import plyvel, sys\n\
+         cmp = lambda a, b: (a < b) - (a > b)\n\
+         db = plyvel.DB(sys.argv[1], create_if_missing=True, comparator=cmp, comparator_name=b'reversed')\n\
+         for i in range(2000): db.put(b'key %06d' % i, b'v' * 50)\n\
+         db.compact_range()\n\
+         db.close()",
+    ).arg(&db.0));
+    refuses(&db.0, "comparator \"reversed\"");
+}
+
+#[test]
+fn a_corrupt_table_is_refused_and_the_tables_written_before_it_removed() {
+    let db = write_db("none");
+    // The level-2 table, refiltered after the level-0 one.
+    let last = live_table_files(&db.0).pop().unwrap();
+    let mut bytes = std::fs::read(&last).unwrap();
+    bytes[100] ^= 0x40;
+    std::fs::write(&last, bytes).unwrap();
+    refuses(
+        &db.0,
+        &format!("{}: at offset 0: checksum mismatch", last.display()),
+    );
+}
+
+/// A tmpfs of `options` mounted on a new directory, unmounted when dropped; `None`
+/// when this process may not mount (not root).
+struct Tmpfs(Scratch);
+
+impl Tmpfs {
+    fn mount(options: &str) -> Option<Self> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("not root: the full-disk cases are skipped");
+            return None;
+        }
+        let dir = Scratch::new();
+        std::fs::create_dir_all(&dir.0).unwrap();
+        succeed(
+            Command::new("mount")
+                .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+                .arg(&dir.0),
+        );
+        Some(Self(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0 .0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_refused_before_or_rolled_back_after() {
+    let original = write_db("none");
+    // Room for the database, not for its new tables: refused by the estimate.
+    if let Some(small) = Tmpfs::mount("size=1200k") {
+        copy_db(&original.0, &small.0 .0);
+        refuses(&small.0 .0, "bytes free");
+    }
+    // Room for one more file only: the second table cannot be created; the first,
+    // written and synced, is removed.
+    let files = std::fs::read_dir(&original.0).unwrap().count();
+    if let Some(few) = Tmpfs::mount(&format!("size=16m,nr_inodes={}", files + 2)) {
+        copy_db(&original.0, &few.0 .0);
+        let next = leveldb_table::manifest::live_version(&original.0)
+            .unwrap()
+            .next_file;
+        refuses(
+            &few.0 .0,
+            &format!("{:06}.ldb: No space left on device", next + 1),
+        );
+    }
+}
