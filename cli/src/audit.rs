@@ -33,6 +33,13 @@ pub struct TableReport {
     pub distinct_user_keys: usize,
     pub missed: usize,
     pub bits_per_key: f64,
+    /// The filter block's bits per entry of the table, everything counted: the k
+    /// bytes, the offset array, empty filters and the 64-bit minimum of small ones:
+    /// what the table's filters cost in memory (well above `bits_per_key` when a
+    /// 2 KiB filter covers few keys).
+    pub true_bits_per_key: f64,
+    /// The filter block's length, offset array included.
+    pub filter_block_bytes: usize,
     pub k: Option<u8>,
     pub filter_bytes: usize,
     /// The share of random absent keys, in percent, that the filters answer "may
@@ -91,6 +98,8 @@ pub fn audit<R: ReadAt + ?Sized>(
         distinct_user_keys: 0,
         missed: 0,
         bits_per_key: 0.0,
+        true_bits_per_key: 0.0,
+        filter_block_bytes: 0,
         k: None,
         filter_bytes: 0,
         false_positive_percent: None,
@@ -140,6 +149,12 @@ pub fn audit<R: ReadAt + ?Sized>(
         })
     })?;
     walk.finish_filter();
+    if let Some((block, _)) = &filter_block {
+        report.filter_block_bytes = block.len();
+        if report.entries > 0 {
+            report.true_bits_per_key = 8.0 * block.len() as f64 / report.entries as f64;
+        }
+    }
     report.missed = walk.missed;
     report.missed_keys = walk.missed_keys;
     report.missed_by_old_x86_leveldb = walk.missed_by_old_x86;

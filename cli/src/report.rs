@@ -161,7 +161,7 @@ impl Report {
             let level = t.level.map_or(String::new(), |l| format!("L{l}  "));
             let _ = writeln!(
                 out,
-                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key  k={}  {} filter bytes  {}",
+                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key ({:.1} true)  k={}  {} filter bytes  {}",
                 t.file,
                 level,
                 t.dialect.name(),
@@ -170,6 +170,7 @@ impl Report {
                 t.entries,
                 t.missed,
                 t.bits_per_key,
+                t.true_bits_per_key,
                 t.k.map_or("-".to_string(), |k| k.to_string()),
                 t.filter_bytes,
                 fp

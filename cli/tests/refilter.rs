@@ -53,21 +53,6 @@ fn leveldb_reads_every_key(db: &Path) {
     );
 }
 
-fn refilter(db: &Path, args: &[&str]) -> (i32, Value, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
-        .arg("refilter")
-        .arg(db)
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        serde_json::from_slice(&output.stdout).unwrap_or(Value::Null),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// The loader's keys never written, in hex, as the harness reads them.
 fn absent_keys(count: u64) -> Vec<String> {
     (KEYS..KEYS + count)
@@ -114,7 +99,7 @@ fn a_database_without_filters_gets_the_tables_leveldb_writes_with_them() {
         .iter()
         .all(|(calls, found)| calls.is_empty() && !found));
     let old = live_table_files(&plain.0);
-    let (code, json, stderr) = refilter(&plain.0, &["--bits-per-key", "10"]);
+    let (code, json, stderr) = refilter_json(&plain.0, &["--bits-per-key", "10"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(json["committed"], true);
     let refiltered = json["tables"].as_array().unwrap();
@@ -230,7 +215,7 @@ fn killed_at_any_step_the_database_is_the_old_version_or_the_new() {
 /// checks that no file of the database changed and none was added.
 fn refuses(db: &Path, why: &str) {
     let before = snapshot(db);
-    let (code, json, stderr) = refilter(db, &["--bits-per-key", "10"]);
+    let (code, json, stderr) = refilter_json(db, &["--bits-per-key", "10"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains(why), "{stderr}");
     assert_eq!(json["committed"], false);

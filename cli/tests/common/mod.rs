@@ -183,6 +183,19 @@ pub fn goleveldb_write(db: &Path, keys: &Path) {
     );
 }
 
+/// Reads the database `db` with goleveldb (its bloom filter at 10 bits per key):
+/// every key of the file `keys` with its value, none of `absent`; its report line.
+pub fn goleveldb_read(db: &Path, keys: &Path, absent: &Path) -> String {
+    let output = succeed(
+        Command::new(goleveldb_tool())
+            .arg("read")
+            .arg(db)
+            .arg(keys)
+            .arg(absent),
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// The goleveldb tool (tests/goleveldb), built in GOPATH mode from Debian's packages
 /// into target/tmp: under a name of this process, then renamed into place, so that
 /// test processes building it at once never run a half-written file.
@@ -316,4 +329,21 @@ pub fn leveldb_gets(
     }
     assert_eq!(gets.len(), keys.len());
     gets
+}
+
+/// Runs `leveldb-bloom refilter DB ARGS --json`: its exit code, its JSON report and
+/// its stderr.
+pub fn refilter_json(db: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .arg("refilter")
+        .arg(db)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
