@@ -13,7 +13,6 @@ use std::process::Command;
 
 use common::*;
 use leveldb_table::Table;
-use serde_json::Value;
 
 /// Keys written after the compaction: a level-0 table besides the level-2 one.
 const LATE: &str = "300";
