@@ -320,7 +320,7 @@ fn summarize_filters(
 /// table's key range: the samples are spread evenly over the keys). An absent key's
 /// hash is taken as a random 32-bit value, which is what LevelDB's hash makes of
 /// keys the filter has not seen.
-fn false_positives(consulted: &[(&[u8], usize)], keys: usize) -> f64 {
+pub fn false_positives(consulted: &[(&[u8], usize)], keys: usize) -> f64 {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let (mut positives, mut filter, mut covered) = (0, 0, consulted[0].1);
     for sample in 0..FP_SAMPLES {

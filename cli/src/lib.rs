@@ -12,6 +12,7 @@ pub mod commit;
 pub mod database;
 pub mod dialect;
 pub mod docs;
+pub mod dry_run;
 pub mod explain;
 pub mod explain_text;
 pub mod log_keys;

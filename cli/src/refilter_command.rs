@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use leveldb_bloom::BloomFilterPolicy;
 
 use crate::args::NewFilters;
+use crate::dry_run;
 use crate::refilter::refilter;
 
 /// Runs `refilter` (or its dry run) on the database at `path`.
@@ -23,8 +24,22 @@ pub fn run(
         NewFilters::Legacy => BloomFilterPolicy::legacy(bits),
     };
     if dry_run {
-        eprintln!("leveldb-bloom: ERROR --dry-run is not implemented yet");
-        return ExitCode::from(2);
+        let policies: Vec<BloomFilterPolicy> = bits_per_key.iter().map(|&b| policy_at(b)).collect();
+        return match dry_run::dry_run(path, &policies) {
+            Ok(report) => {
+                let out = if json {
+                    serde_json::to_string_pretty(&report).expect("plain data") + "\n"
+                } else {
+                    report.text()
+                };
+                let _ = std::io::stdout().lock().write_all(out.as_bytes());
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("leveldb-bloom: ERROR {error}");
+                ExitCode::from(1)
+            }
+        };
     }
     let [bits] = bits_per_key else {
         eprintln!("leveldb-bloom: ERROR --bits-per-key: one value, except with --dry-run");

@@ -173,3 +173,75 @@ fn bits_per_key_go_from_10_to_16_to_6() {
         last_fp = Some(fp);
     }
 }
+
+/// The dry run writes nothing, and its candidate at 10 bits per key is, to the
+/// byte and the measured rate, what the refilter at 10 then writes.
+#[test]
+fn the_dry_run_predicts_the_refilter() {
+    let db = Scratch::new();
+    succeed(
+        Command::new(PYTHON)
+            .arg(Path::new(REPO).join("tests/loaders/refilter_db.py"))
+            .arg("write")
+            .arg(&db.0)
+            .args(["none", "300"]),
+    );
+    let dry_run = |bits: &str| {
+        let output = succeed(
+            Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+                .args(["refilter", "--dry-run", "--json", "--bits-per-key", bits])
+                .arg(&db.0),
+        );
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    let files = |dir: &Path| {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = files(&db.0);
+    let predicted = dry_run("6,10,16");
+    assert_eq!(files(&db.0), before, "the dry run wrote nothing");
+    let total = &predicted["total"];
+    assert_eq!(total["current"]["tables_without_filter"], 2);
+    assert_eq!(total["current"]["expected_block_reads"], 2.0);
+    let candidates = total["candidates"].as_array().unwrap();
+    let bytes: Vec<u64> = candidates
+        .iter()
+        .map(|c| c["filter_bytes"].as_u64().unwrap())
+        .collect();
+    assert!(bytes[0] < bytes[1] && bytes[1] < bytes[2], "{bytes:?}");
+    // The true bits per key: above the nominal, the offset array and k bytes counted.
+    let true_bits = candidates[1]["true_bits_per_key"].as_f64().unwrap();
+    assert!((10.5..12.0).contains(&true_bits), "{true_bits}");
+    refiltered(&db.0, &["--bits-per-key", "10"]);
+    let after = dry_run("10");
+    for (level, predicted) in after["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(predicted["levels"].as_array().unwrap())
+    {
+        let now = &level["current"];
+        assert_eq!(
+            now["filter_bytes"],
+            predicted["candidates"][1]["filter_bytes"]
+        );
+        assert_eq!(
+            now["false_positive_percent"],
+            predicted["candidates"][1]["false_positive_percent"]
+        );
+    }
+    // And the audit counts the same bytes.
+    let (_, audit) = audit_json(&db.0);
+    let audited: u64 = audit["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["filter_block_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(Value::from(audited), candidates[1]["filter_bytes"]);
+}
