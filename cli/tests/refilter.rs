@@ -14,26 +14,13 @@ use std::process::Command;
 use common::*;
 use leveldb_table::Table;
 
-/// Keys written after the compaction: a level-0 table besides the level-2 one.
+/// The loader's keys written after the compaction (see [`refilter_db`]).
 const LATE: &str = "300";
 /// The loader's KEYS.
 const KEYS: u64 = 12_000;
 
 fn loader() -> PathBuf {
     Path::new(REPO).join("tests/loaders/refilter_db.py")
-}
-
-/// A database written by LevelDB with filters of `bits` bits per key, or none.
-fn write_db(bits: &str) -> Scratch {
-    let db = Scratch::new();
-    succeed(
-        Command::new(PYTHON)
-            .arg(loader())
-            .args(["write"])
-            .arg(&db.0)
-            .args([bits, LATE]),
-    );
-    db
 }
 
 /// LevelDB opens the database with the bloom policy and reads every key.
@@ -89,7 +76,7 @@ fn copy_db(from: &Path, to: &Path) {
 
 #[test]
 fn a_database_without_filters_gets_the_tables_leveldb_writes_with_them() {
-    let (plain, bloom) = (write_db("none"), write_db("10"));
+    let (plain, bloom) = (refilter_db("none"), refilter_db("10"));
     let harness = harness();
     let absent = absent_keys(60);
     // Before: LevelDB has no filter to ask.
@@ -154,7 +141,7 @@ fn a_database_without_filters_gets_the_tables_leveldb_writes_with_them() {
 
 #[test]
 fn killed_at_any_step_the_database_is_the_old_version_or_the_new() {
-    let original = write_db("none");
+    let original = refilter_db("none");
     let mut step = 1;
     loop {
         let db = Scratch::new();
@@ -232,7 +219,7 @@ fn refuses(db: &Path, why: &str) {
 fn a_database_a_program_holds_is_refused() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    let db = write_db("none");
+    let db = refilter_db("none");
     let mut holder = Command::new(PYTHON)
         .arg("-c")
         .arg("import plyvel, sys\ndb = plyvel.DB(sys.argv[1])\nprint('open', flush=True)\nsys.stdin.read()")
@@ -267,7 +254,7 @@ fn another_comparator_is_refused() {
 
 #[test]
 fn a_corrupt_table_is_refused_and_the_tables_written_before_it_removed() {
-    let db = write_db("none");
+    let db = refilter_db("none");
     // The level-2 table, refiltered after the level-0 one.
     let last = live_table_files(&db.0).pop().unwrap();
     let mut bytes = std::fs::read(&last).unwrap();
@@ -309,7 +296,7 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_full_disk_is_refused_before_or_rolled_back_after() {
-    let original = write_db("none");
+    let original = refilter_db("none");
     // Room for the database, not for its new tables: refused by the estimate.
     if let Some(small) = Tmpfs::mount("size=1200k") {
         copy_db(&original.0, &small.0 .0);

@@ -136,14 +136,7 @@ fn filters_that_lose_keys_are_replaced() {
 
 #[test]
 fn bits_per_key_go_from_10_to_16_to_6() {
-    let db = Scratch::new();
-    succeed(
-        Command::new(PYTHON)
-            .arg(Path::new(REPO).join("tests/loaders/refilter_db.py"))
-            .arg("write")
-            .arg(&db.0)
-            .args(["none", "300"]),
-    );
+    let db = refilter_db("none");
     let mut last_fp = None;
     for (bits, k) in [(10, 6), (16, 11), (6, 4)] {
         let report = refiltered(&db.0, &["--bits-per-key", &bits.to_string()]);
@@ -178,14 +171,7 @@ fn bits_per_key_go_from_10_to_16_to_6() {
 /// byte and the measured rate, what the refilter at 10 then writes.
 #[test]
 fn the_dry_run_predicts_the_refilter() {
-    let db = Scratch::new();
-    succeed(
-        Command::new(PYTHON)
-            .arg(Path::new(REPO).join("tests/loaders/refilter_db.py"))
-            .arg("write")
-            .arg(&db.0)
-            .args(["none", "300"]),
-    );
+    let db = refilter_db("none");
     let dry_run = |bits: &str| {
         let output = succeed(
             Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))

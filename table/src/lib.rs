@@ -83,3 +83,5 @@ pub(crate) fn fixed32(data: &[u8], at: usize) -> Option<u32> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod write_tests;

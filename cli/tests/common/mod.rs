@@ -347,3 +347,18 @@ pub fn refilter_json(db: &Path, args: &[&str]) -> (i32, serde_json::Value, Strin
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// A small database written by LevelDB (tests/loaders/refilter_db.py) with filters
+/// of `bits` bits per key, or "none": 12,000 keys compacted into a level-2 table,
+/// then 300 more into a level-0 table; the same tables whatever the policy.
+pub fn refilter_db(bits: &str) -> Scratch {
+    let db = Scratch::new();
+    succeed(
+        Command::new(PYTHON)
+            .arg(Path::new(REPO).join("tests/loaders/refilter_db.py"))
+            .arg("write")
+            .arg(&db.0)
+            .args([bits, "300"]),
+    );
+    db
+}
