@@ -108,6 +108,10 @@ impl Commit {
     /// `NNNNNN.dbtmp` (the MANIFEST's number) written and synced, renamed over
     /// `CURRENT`, the directory synced. The commit is complete once the rename is.
     pub fn replace_current(mut self, manifest: &str, number: u64) -> Result<(), String> {
+        // The new files' names made durable first, as LevelDB syncs the directory of
+        // a new MANIFEST before pointing CURRENT at it.
+        self.sync_dir("after the new files were written")?;
+        crash_point();
         let (temp, mut file) = self.create(&format!("{number:06}.dbtmp"))?;
         file.write_all(format!("{manifest}\n").as_bytes())
             .map_err(|e| format!("{}: {e}", temp.display()))?;
@@ -116,16 +120,15 @@ impl Commit {
         std::fs::rename(&temp, &current).map_err(|e| format!("{}: {e}", current.display()))?;
         self.done = true;
         crash_point();
-        File::open(&self.dir)
-            .and_then(|dir| dir.sync_all())
-            .map_err(|e| {
-                format!(
-                    "{}: fsync of the directory after CURRENT was replaced: {e}",
-                    self.dir.display()
-                )
-            })?;
+        self.sync_dir("after CURRENT was replaced")?;
         crash_point();
         Ok(())
+    }
+
+    fn sync_dir(&self, when: &str) -> Result<(), String> {
+        File::open(&self.dir)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|e| format!("{}: fsync of the directory {when}: {e}", self.dir.display()))
     }
 }
 

@@ -44,6 +44,8 @@ pub struct RefilterReport {
     pub tables: Vec<TableRefiltered>,
     /// Why nothing was committed, when nothing was.
     pub error: Option<String>,
+    /// What becomes of the old files, once committed.
+    pub note: Option<&'static str>,
 }
 
 impl RefilterReport {
@@ -64,9 +66,7 @@ impl RefilterReport {
         }
         match (&self.manifest, &self.error) {
             (Some(manifest), None) => out += &format!(
-                "{}: {} tables refiltered with {} at {} bits per key; CURRENT names {manifest}.\n\
-                 The old tables and MANIFEST are no longer live: LevelDB deletes them when it next opens the database.\n\
-                 To undo, run refilter again with another policy or bits per key.\n",
+                "{}: {} tables refiltered with {} at {} bits per key; CURRENT names {manifest}.\n{OLD_FILES}\n",
                 self.database,
                 self.tables.len(),
                 self.policy,
@@ -82,6 +82,9 @@ impl RefilterReport {
     }
 }
 
+const OLD_FILES: &str = "The old tables and MANIFEST are no longer live: LevelDB deletes them when it next opens the database. \
+To undo, run refilter again with another policy or bits per key.";
+
 /// Refilters the database in `dir` with `policy`; the report's `error` says why
 /// nothing changed when it did not.
 pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
@@ -93,9 +96,13 @@ pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
         manifest: None,
         tables: Vec::new(),
         error: None,
+        note: None,
     };
     match commit_refiltered(dir, policy, &mut report) {
-        Ok(committed) => report.committed = committed,
+        Ok(committed) => {
+            report.committed = committed;
+            report.note = committed.then_some(OLD_FILES);
+        }
         Err(error) => {
             report.manifest = None;
             report.error = Some(error);

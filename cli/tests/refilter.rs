@@ -192,9 +192,9 @@ fn killed_at_any_step_the_database_is_the_old_version_or_the_new() {
         }
         step += 1;
     }
-    // Two tables (each before and after its fsync), the MANIFEST's and CURRENT's
-    // temporary file's, the rename, the directory's fsync.
-    assert_eq!(step, 11, "the run completes after its last crash point");
+    // Two tables (each before and after its fsync), the MANIFEST's, the directory's
+    // fsync, CURRENT's temporary file's, the rename, the directory's fsync again.
+    assert_eq!(step, 12, "the run completes after its last crash point");
 }
 
 /// Runs refilter on `db`, which must refuse with a message holding `why`, and
@@ -250,6 +250,23 @@ fn another_comparator_is_refused() {
          db.close()",
     ).arg(&db.0));
     refuses(&db.0, "comparator \"reversed\"");
+}
+
+#[test]
+fn a_manifest_record_of_an_unknown_kind_is_refused() {
+    let db = refilter_db("none");
+    let manifest = leveldb_table::manifest::live_version(&db.0)
+        .unwrap()
+        .manifest;
+    let mut reader = leveldb_table::log::open_log(&manifest).unwrap();
+    let mut writer = leveldb_table::log_writer::LogWriter::new(Vec::new());
+    while let Some((_, record)) = reader.next_record().unwrap() {
+        writer.add_record(&record).unwrap();
+    }
+    // Tag 8: what LevelDB once used for large value references, unknown today.
+    writer.add_record(&[8, 1, 2]).unwrap();
+    std::fs::write(&manifest, writer.into_inner()).unwrap();
+    refuses(&db.0, "unknown tag 8");
 }
 
 #[test]
