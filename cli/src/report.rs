@@ -84,6 +84,8 @@ what to do: Gets of the missed keys can answer \"not found\" while the keys are 
      and compact the whole range (DB::CompactRange(nullptr, nullptr);
      leveldb_compact_range(db, NULL, 0, NULL, 0); plyvel: db.compact_range()).
      Compaction reads keys without filters and writes new ones for every table.
+     Or, with the database closed, `leveldb-bloom refilter DB --bits-per-key 10`
+     writes new filters without rewriting the data.
   3. Audit again.";
 
 impl Report {
