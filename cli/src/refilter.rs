@@ -153,7 +153,9 @@ fn commit_refiltered(
         .map_err(|e| format!("{}: {e}", path.display()))
         .and_then(|file| commit.sync(&path, &file))?;
     report.manifest = Some(manifest.clone());
-    commit.replace_current(&manifest, manifest_number)?;
+    if let Some(warning) = commit.replace_current(&manifest, manifest_number)? {
+        eprintln!("leveldb-bloom: WARNING {warning}");
+    }
     Ok(true)
 }
 
