@@ -120,8 +120,14 @@ pub enum Command {
     Refilter {
         /// The database directory.
         path: PathBuf,
-        /// Bits per key of the new filters (with --dry-run, a list: 6,10,16).
-        #[arg(long, value_name = "N", value_delimiter = ',', required = true)]
+        /// Bits per key of the new filters, 0 to 1000 (with --dry-run, a list: 6,10,16).
+        #[arg(
+            long,
+            value_name = "N",
+            value_delimiter = ',',
+            required = true,
+            value_parser = clap::value_parser!(u32).range(0..=1000)
+        )]
         bits_per_key: Vec<u32>,
         /// The filters to write.
         #[arg(long, value_enum, default_value_t = NewFilters::Leveldb)]

@@ -120,6 +120,11 @@ fn commit_refiltered(
     policy: BloomFilterPolicy,
     report: &mut RefilterReport,
 ) -> Result<bool, String> {
+    // Not a database: no LOCK is made in it (in a database, LevelDB makes one too).
+    let current = dir.join("CURRENT");
+    if let Err(e) = std::fs::symlink_metadata(&current) {
+        return Err(format!("{}: {e}: not a LevelDB database", current.display()));
+    }
     let _lock = DbLock::acquire(dir)?;
     let version = live_version(dir).map_err(|e| e.to_string())?;
     if version.comparator.as_deref() != Some(BYTEWISE) {

@@ -253,6 +253,14 @@ fn another_comparator_is_refused() {
 }
 
 #[test]
+fn a_directory_that_is_no_database_is_left_alone() {
+    let dir = Scratch::new();
+    std::fs::create_dir_all(&dir.0).unwrap();
+    refuses(&dir.0, "CURRENT: No such file or directory");
+    assert!(!dir.0.join("LOCK").exists(), "no LOCK made");
+}
+
+#[test]
 fn a_manifest_record_of_an_unknown_kind_is_refused() {
     let db = refilter_db("none");
     let manifest = leveldb_table::manifest::live_version(&db.0)
