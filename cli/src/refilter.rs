@@ -104,7 +104,9 @@ pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
             report.note = committed.then_some(OLD_FILES);
         }
         Err(error) => {
+            // Whatever was written is removed again: the report lists nothing done.
             report.manifest = None;
+            report.tables.clear();
             report.error = Some(error);
         }
     }
@@ -123,7 +125,10 @@ fn commit_refiltered(
     // Not a database: no LOCK is made in it (in a database, LevelDB makes one too).
     let current = dir.join("CURRENT");
     if let Err(e) = std::fs::symlink_metadata(&current) {
-        return Err(format!("{}: {e}: not a LevelDB database", current.display()));
+        return Err(format!(
+            "{}: {e}: not a LevelDB database",
+            current.display()
+        ));
     }
     let _lock = DbLock::acquire(dir)?;
     let version = live_version(dir).map_err(|e| e.to_string())?;
@@ -180,6 +185,14 @@ fn refilter_table(
         .metadata()
         .map_err(|e| format!("{}: {e}", old_path.display()))?
         .len();
+    if old_size != table.size {
+        // LevelDB reads the footer where the MANIFEST's size puts it.
+        return Err(format!(
+            "{}: {old_size} bytes, but the MANIFEST says {}",
+            old_path.display(),
+            table.size
+        ));
+    }
     let (new_path, file) = commit.create(&format!("{number:06}.ldb"))?;
     let mut out = BufWriter::new(file);
     let written = leveldb_table::rewrite_with_filter(&old, &mut out, policy.name(), |keys, dst| {
