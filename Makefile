@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo test check test-deb bench fuzz clean install uninstall plot deb
+.PHONY: all build header deps demo demo-deps test check test-deb bench fuzz clean install uninstall plot deb
 
 all: build
 
@@ -21,15 +21,26 @@ build:
 header:
 	LEVELDB_BLOOM_WRITE_HEADER=1 $(CARGO) build --release --features header
 
-# The demo: a real LevelDB database in a temporary directory, written and read with
-# the swap (linked -lleveldb_bloom before -lleveldb), then read back by stock LevelDB.
-demo: deps build
+# The demo: a real LevelDB database, written and read with the swap (linked
+# -lleveldb_bloom before -lleveldb), then read back by stock LevelDB. Needs only a C
+# compiler, libleveldb-dev and cargo (scripts/ensure-demo); the database stays in
+# DEMO_DB for the tool's commands printed at the end.
+DEMO_DB := target/demo/db
+demo: demo-deps build
 	$(CC) -std=c99 $(CSTRICT) -Iinclude examples/demo.c -o $(LIBDIR)/demo \
 	  -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lleveldb_bloom -lleveldb -lm
 	$(CC) -std=c99 $(CSTRICT) examples/demo_stock_reader.c -o $(LIBDIR)/demo-stock-reader \
 	  -lleveldb
-	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
-	  $(LIBDIR)/demo "$$dir/db" && $(LIBDIR)/demo-stock-reader "$$dir/db"
+	rm -rf $(DEMO_DB) && mkdir -p $(dir $(DEMO_DB))
+	@$(LIBDIR)/demo $(DEMO_DB) && $(LIBDIR)/demo-stock-reader $(DEMO_DB)
+	@table=$$(ls $(DEMO_DB)/*.ldb | head -n 1) && \
+	  printf '\nThe database stays in %s. Try the tool on it:\n' $(DEMO_DB) && \
+	  printf '  %s\n' "$(LIBDIR)/leveldb-bloom audit $(DEMO_DB)" \
+	    "$(LIBDIR)/leveldb-bloom explain $(DEMO_DB) user:00001042 user:00001043" \
+	    "$(LIBDIR)/leveldb-bloom show $$table --key user:00001043 -o target/demo/filter.html"
+
+demo-deps:
+	@scripts/ensure-demo
 
 # Formatting, the import check, clippy and the Rust tests of the format core and the
 # tool: minutes, no system package needed or installed (no LevelDB, no C harness).

@@ -1,5 +1,6 @@
-//! Sets the shared library's soname and, with the `header` feature, generates the C
-//! header from the Rust source with the pinned cbindgen.
+//! Builds the C++ policy object (`src/dropin/filter_policy.cc`) once per
+//! `std::string` ABI, sets the shared library's soname and, with the `header`
+//! feature, generates the C header from the Rust source with the pinned cbindgen.
 //!
 //! With `header`, the header is written to `$OUT_DIR/leveldb_bloom.h`; a test fails
 //! when it differs from the committed `include/leveldb_bloom.h`. `make header`
@@ -11,6 +12,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     #[cfg(feature = "header")]
     generate_header();
+    build_filter_policy();
 
     // The C harnesses in tests/ compile for the same target.
     println!(
@@ -23,6 +25,37 @@ fn main() {
     // Never unmapped, even by a dlclose: LevelDB calls the callbacks of the policies
     // made here for as long as a database uses them.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
+}
+
+/// `src/dropin/filter_policy.cc`, compiled for each `std::string` ABI a LevelDB may
+/// have been built with: `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1) and 0.
+/// Links libstdc++, which the object's `std::string` appends need.
+fn build_filter_policy() {
+    const SOURCE: &str = "src/dropin/filter_policy.cc";
+    println!("cargo:rerun-if-changed={SOURCE}");
+    let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
+    for (abi, new, delete) in [
+        (
+            "1",
+            "leveldb_bloom_policy_new_cxx11",
+            Some("leveldb_bloom_policy_delete"),
+        ),
+        ("0", "leveldb_bloom_policy_new_cxx98", None),
+    ] {
+        let mut build = cc::Build::new();
+        build
+            .cpp(true)
+            .std("c++11")
+            .file(SOURCE)
+            .out_dir(out_dir.join(format!("string-abi-{abi}")))
+            .define("_GLIBCXX_USE_CXX11_ABI", abi)
+            .define("LEVELDB_BLOOM_NEW", new)
+            .warnings_into_errors(true);
+        if let Some(delete) = delete {
+            build.define("LEVELDB_BLOOM_DELETE", delete);
+        }
+        build.compile(&format!("leveldb_bloom_filter_policy_abi{abi}"));
+    }
 }
 
 /// The shared library's soname: it carries the ABI version (major version 0: the API
@@ -75,11 +108,7 @@ fn generate_header() {
         .generate()
         .expect("the C API can be expressed in C")
         .write(&mut generated);
-    let mut text = String::from_utf8(generated).expect("cbindgen writes UTF-8");
-    for (name, alias) in aliases(&crate_dir.join("src/exports")) {
-        text = with_alias_prototype(&text, &name, &alias);
-    }
-    fs::write(&header, text).expect("OUT_DIR is writable");
+    fs::write(&header, generated).expect("OUT_DIR is writable");
 
     if env::var_os("LEVELDB_BLOOM_WRITE_HEADER").is_some_and(|v| v == "1") {
         let committed = crate_dir.join("include/leveldb_bloom.h");
@@ -88,54 +117,4 @@ fn generate_header() {
             fs::write(&committed, fresh).expect("include/ is writable");
         }
     }
-}
-
-/// The `#[alias(ALIAS)]` attributes of the exported functions in `dir`'s files, as
-/// (function, alias): cbindgen does not expand the attribute, so the header gets
-/// the aliases' prototypes from here.
-#[cfg(feature = "header")]
-fn aliases(dir: &std::path::Path) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("src/exports")
-        .map(|entry| entry.expect("listing").path())
-        .collect();
-    files.sort();
-    for file in files {
-        let source = std::fs::read_to_string(&file).expect("readable source");
-        let mut alias = None;
-        for line in source.lines().map(str::trim) {
-            if let Some(rest) = line.strip_prefix("#[alias(") {
-                alias = rest.strip_suffix(")]").map(str::to_string);
-            } else if let (Some(name), Some(_)) = (line.split(" fn ").nth(1), &alias) {
-                let name = name.split('(').next().expect("a name").to_string();
-                found.push((name, alias.take().expect("checked")));
-            }
-        }
-    }
-    found
-}
-
-/// `header` with the prototype of `name` repeated under `alias` after it, aligned
-/// as cbindgen aligns, behind a comment saying what it is.
-#[cfg(feature = "header")]
-fn with_alias_prototype(header: &str, name: &str, alias: &str) -> String {
-    let call = format!("{name}(");
-    let start = header
-        .match_indices(&call)
-        .map(|(at, _)| header[..at].rfind('\n').map_or(0, |nl| nl + 1))
-        .find(|&line| !header[line..].starts_with("//"))
-        .unwrap_or_else(|| panic!("no prototype of {name} in the header"));
-    let end = start + header[start..].find(");\n").expect("a prototype ends") + 3;
-    let shift = " ".repeat(alias.len() - name.len());
-    let prototype = header[start..end]
-        .replacen(&call, &format!("{alias}("), 1)
-        .replace("\n ", &format!("\n {shift}"));
-    format!(
-        "{}\n// Alias of `{name}` (its first name, in LevelDB's C API\n\
-         // family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).\n{}{}",
-        &header[..end],
-        prototype,
-        &header[end..]
-    )
 }

@@ -3,9 +3,9 @@
 // Debian's default --as-needed, it does not need libleveldb at all, since
 // libleveldb_bloom defines that symbol. Prints the filter its policy builds for a
 // few keys (compared with a stock build's by the test), whether LevelDB was loaded
-// before and after the first policy, and the swap status; each key of the filter
-// matching is a check, reported as check.h says. Exits 3, without a report, when
-// NewBloomFilterPolicy returns NULL (the test without any LevelDB expects that).
+// before and after the first policy (libleveldb_bloom never loads it), and the swap
+// status; each key of the filter matching is a check, reported as check.h says.
+// Exits 3, without a report, when NewBloomFilterPolicy returns NULL.
 #include <dlfcn.h>
 #include <leveldb/filter_policy.h>
 #include <leveldb/slice.h>
@@ -34,7 +34,6 @@ std::string swap_status() {
 int main() {
   std::printf("leveldb loaded before: %s\n", leveldb_loaded() ? "yes" : "no");
   const leveldb::FilterPolicy* policy = leveldb::NewBloomFilterPolicy(10);
-  // A second call must not say again what the first said.
   const leveldb::FilterPolicy* again = leveldb::NewBloomFilterPolicy(10);
   if (policy == nullptr || again == nullptr) {
     std::printf("NewBloomFilterPolicy returned NULL\n");

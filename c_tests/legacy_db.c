@@ -8,7 +8,7 @@
  * KEYS and ABSENT are files of keys, each a 4-byte little-endian length and its bytes
  * (the goleveldb tool's format). write prints "wrote N keys", read "found N of M, absent
  * A of B"; each put and each read is a check, reported as check.h says. Run it with
- * c_tests/count_filter_calls.c preloaded to see the policy's callbacks counted. */
+ * c_tests/count_filter_calls.cc preloaded to see the policy's callbacks counted. */
 #include <leveldb/c.h>
 #include <leveldb_bloom.h>
 

@@ -13,11 +13,10 @@
 // libleveldb_bloom.so, LevelDB's (the factory, the policy's vtable) in
 // libleveldb.so.
 //
-// Our side runs in both handle modes: leveldb_bloom_policy_create (our own handle)
-// and leveldb_filterpolicy_create_bloom, which, LevelDB being in the process,
-// returns a LevelDB object (made by LevelDB's leveldb_filterpolicy_create) whose
-// callbacks run our code. That object is used through our C API and through
-// LevelDB's own C++ interface, as a database would.
+// Our side makes its policies with leveldb_bloom_policy_create and
+// leveldb_filterpolicy_create_bloom: objects of its own with LevelDB's FilterPolicy
+// ABI (their vtables and functions in libleveldb_bloom.so, none in LevelDB), used
+// through our C API and through LevelDB's own C++ interface, as a database would.
 //
 // Prints the number of cases compared; exits 0 when everything agreed.
 #include <leveldb_bloom.h>  // types only: every call to ours goes through dlsym
@@ -104,8 +103,10 @@ void CheckSeparation(const Ours& ours) {
   leveldb_filterpolicy_t* own = ours.policy_create(10);
   leveldb_filterpolicy_t* wrapper = ours.create_bloom(10);
   CHECK(own != nullptr && wrapper != nullptr);
-  // create_bloom made a LevelDB object (its vtable is LevelDB's) ...
-  CHECK(DefinedIn(VtableOf(wrapper), kLevelDb));
+  // create_bloom made an object of this library's own (its vtable and functions are
+  // ours, none LevelDB's) ...
+  CHECK(DefinedIn(VtableOf(wrapper), kOurLibrary));
+  for (int slot = 0; slot < 5; slot++) CHECK(DefinedIn(VtableOf(wrapper)[slot], kOurLibrary));
   const char* name = ours.name(own);
   CHECK(name != nullptr && std::strcmp(name, "leveldb.BuiltinBloomFilter2") == 0);
   CHECK(ours.name(wrapper) == name);

@@ -119,14 +119,6 @@ char *leveldb_bloom_create_filter(const leveldb_filterpolicy_t *policy,
                                   int num_keys,
                                   size_t *filter_length);
 
-// Alias of `leveldb_bloom_create_filter` (its first name, in LevelDB's C API
-// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
-char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
-                                         const char *const *key_array,
-                                         const size_t *key_length_array,
-                                         int num_keys,
-                                         size_t *filter_length);
-
 // Whether `key` may be in `filter`: LevelDB's `KeyMayMatch`, for any bytes at all.
 // Returns 0 when the key is certainly absent, 1 when it may be present.
 //
@@ -144,14 +136,6 @@ uint8_t leveldb_bloom_key_may_match(const leveldb_filterpolicy_t *policy,
                                     size_t length,
                                     const char *filter,
                                     size_t filter_length);
-
-// Alias of `leveldb_bloom_key_may_match` (its first name, in LevelDB's C API
-// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
-uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
-                                           const char *key,
-                                           size_t length,
-                                           const char *filter,
-                                           size_t filter_length);
 
 // `leveldb_bloom_key_may_match` for `num_keys` keys at once: writes to
 // `results[i]` exactly what it returns for key i (`key_length_array[i]` bytes at
@@ -179,16 +163,6 @@ void leveldb_bloom_key_may_match_batch(const leveldb_filterpolicy_t *policy,
                                        const char *filter,
                                        size_t filter_length,
                                        uint8_t *results);
-
-// Alias of `leveldb_bloom_key_may_match_batch` (its first name, in LevelDB's C API
-// family: a future LevelDB could define it; new code uses the leveldb_bloom_ one).
-void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
-                                              const char *const *key_array,
-                                              const size_t *key_length_array,
-                                              size_t num_keys,
-                                              const char *filter,
-                                              size_t filter_length,
-                                              uint8_t *results);
 
 // The length in bytes of the filter `leveldb_bloom_create_filter` would build
 // for `num_keys` keys (k byte included), so a caller can provide the memory to
@@ -223,20 +197,16 @@ size_t leveldb_bloom_write_filter(const leveldb_filterpolicy_t *policy,
 // each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
 // clamped to 1..=30).
 //
-// When LevelDB is loaded in the process, however it was loaded (linked, or
-// `dlopen`ed privately by a Python extension, `ctypes` or a plugin), the policy is a
-// LevelDB object (made with LevelDB's own `leveldb_filterpolicy_create`) that
-// `leveldb_options_set_filter_policy` accepts and whose filters are built and
-// matched by this library. Otherwise it is this library's own, for the functions
-// here (it must not be given to a LevelDB loaded later). Every function here
-// accepts either. There is no limit on how many policies may be live.
+// The policy is an object of this library's own with LevelDB's `FilterPolicy` ABI:
+// `leveldb_options_set_filter_policy` accepts it (with LevelDB linked, or loaded
+// privately by a Python extension, `ctypes` or a plugin), and so does every
+// function here. It needs nothing of LevelDB, and this library never loads one.
+// There is no limit on how many policies may be live.
 //
-// Returns NULL when `bits_per_key` is negative (undefined in LevelDB), when memory
-// runs out, or (said once on stderr) when an object defines
-// `leveldb_filterpolicy_create` but none also defines `leveldb_filterpolicy_destroy`
-// (a NULL filter policy makes LevelDB run without filters: slower, never wrong).
-// Release the policy with `leveldb_filterpolicy_destroy`, after every database
-// using it is closed.
+// Returns NULL when `bits_per_key` is negative (undefined in LevelDB) or memory
+// runs out (a NULL filter policy makes LevelDB run without filters: slower, never
+// wrong). Release the policy with `leveldb_filterpolicy_destroy`, after every
+// database using it is closed.
 leveldb_filterpolicy_t *leveldb_filterpolicy_create_bloom(int bits_per_key);
 
 // Creates a policy of the legacy filter format, `"leveldb.BuiltinBloomFilter"`, the
@@ -251,28 +221,29 @@ leveldb_filterpolicy_t *leveldb_filterpolicy_create_bloom(int bits_per_key);
 // filters equal goleveldb's byte for byte. Same sizing and k as
 // `leveldb_filterpolicy_create_bloom`.
 //
-// Same rules as `leveldb_filterpolicy_create_bloom`: a LevelDB object when LevelDB is
-// loaded, however it was loaded (for `leveldb_options_set_filter_policy`), this
-// library's own otherwise; NULL for a negative `bits_per_key`, when memory runs out,
-// or when a LevelDB C API is loaded that cannot be used. Every function here accepts it, with the legacy semantics; release it
-// with `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
+// Same rules as `leveldb_filterpolicy_create_bloom` (an object LevelDB's options
+// accept; NULL for a negative `bits_per_key` or when memory runs out). Every
+// function here accepts it, with the legacy semantics; release it with
+// `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
 leveldb_filterpolicy_t *leveldb_bloom_legacy_policy_create(int bits_per_key);
 
-// Creates a policy that is always this library's own object, never a LevelDB one,
-// whatever else is loaded: for direct use, not for LevelDB's options. Same rules as
-// `leveldb_filterpolicy_create_bloom`; LevelDB cannot shadow this name. Release it
-// with `leveldb_bloom_policy_destroy`, which is this library's whatever the link
-// order (a program's `leveldb_filterpolicy_destroy` may be LevelDB's).
+// Creates a policy, exactly as `leveldb_filterpolicy_create_bloom`, under a name
+// LevelDB cannot shadow: whatever the link order, it is this library's. Release it
+// with `leveldb_bloom_policy_destroy`, which is this library's in every link order
+// too (a program's `leveldb_filterpolicy_destroy` may be LevelDB's, which releases
+// it as well).
 leveldb_filterpolicy_t *leveldb_bloom_policy_create(int bits_per_key);
 
-// Releases a policy. NULL is ignored. When LevelDB is loaded, a pointer this library
-// did not return is taken to be a policy LevelDB made itself (its own bloom policy,
-// or one from `leveldb_filterpolicy_create`) and is passed on to LevelDB's own
-// `leveldb_filterpolicy_destroy`; without LevelDB, such a pointer is ignored.
+// Releases a policy. NULL is ignored. A pointer this library did not return is
+// released as LevelDB's own `leveldb_filterpolicy_destroy` releases it, by C++
+// `delete` through its virtual destructor, when it is such an object of a loaded
+// library (a policy LevelDB made itself: its own bloom policy, or one from
+// `leveldb_filterpolicy_create`); anything else is ignored.
 //
 // # Safety
-// `policy` must be NULL or a live policy (this library's or, with LevelDB loaded,
-// LevelDB's), not used by any open database, and not used again afterwards.
+// `policy` must be NULL or a live policy (this library's or LevelDB's), not used by
+// any open database, and not used again afterwards; any other pointer must be
+// readable for a pointer.
 void leveldb_filterpolicy_destroy(leveldb_filterpolicy_t *policy);
 
 // The same as `leveldb_filterpolicy_destroy`, under a name LevelDB cannot shadow.
@@ -306,10 +277,12 @@ const char *leveldb_bloom_version(void);
 const char *leveldb_bloom_simd_level(void);
 
 // Whether the swap is in effect, read from inside the process: a bit mask of
-// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when LevelDB
-// is loaded (linked, or `dlopen`ed privately by a Python extension, `ctypes` or a
-// plugin) and the name resolves to this library in the global scope, which every
-// object searches first.
+// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when the
+// name resolves to this library in the global scope, which every object searches
+// first, and LevelDB is in the process: in the global scope (linked, or loaded
+// `RTLD_GLOBAL`), or seen calling `leveldb::NewBloomFilterPolicy` here (a LevelDB
+// loaded privately by a Python extension, `ctypes` or a plugin, or built into
+// another library, shows once it has made a policy).
 //
 // - 3: both names are swapped: every bloom policy LevelDB makes, through either
 //   API, builds and matches its filters here (`LD_PRELOAD`, or linked with
@@ -317,20 +290,13 @@ const char *leveldb_bloom_simd_level(void);
 // - 2: only `leveldb::NewBloomFilterPolicy` is swapped; since LevelDB's own
 //   `leveldb_filterpolicy_create_bloom` calls it, C programs are swapped too.
 // - 1: only the C name is swapped (not seen with a whole libleveldb_bloom).
-// - 0: nothing is swapped: LevelDB is not loaded (yet), LevelDB was linked before
-//   this library, or this library was `dlopen`ed without `RTLD_GLOBAL`. Nothing
-//   fails either: LevelDB uses its own policy.
+// - 0: nothing is swapped, or nothing shows it: LevelDB is not in the process
+//   (yet), LevelDB was linked before this library, this library was `dlopen`ed
+//   without `RTLD_GLOBAL`, or it was linked statically (the linker chose then, and
+//   `nm` shows it). Nothing fails either: LevelDB uses its own policy.
 //
 // The answer can change when LevelDB is loaded later.
 int leveldb_bloom_swap_status(void);
-
-// Alias of [`leveldb_bloom_policy_name`], under the name of LevelDB's C API family it
-// was first given. A future LevelDB could define that name; new code uses the
-// `leveldb_bloom_` one.
-//
-// # Safety
-// As for `leveldb_bloom_policy_name`.
-const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
 
 // Turns counting on (`enable` non-zero) or off (0) for the whole process. Off
 // until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set when
@@ -348,6 +314,48 @@ int leveldb_bloom_stats(leveldb_bloom_stats_t *out);
 // Sets every count to 0. Best called while no other thread is querying: a query
 // counted at that moment may survive the reset.
 void leveldb_bloom_stats_reset(void);
+
+// Alias of `leveldb_bloom_create_filter` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_create_filter`.
+char *leveldb_filterpolicy_create_filter(const leveldb_filterpolicy_t *policy,
+                                         const char *const *key_array,
+                                         const size_t *key_length_array,
+                                         int num_keys,
+                                         size_t *filter_length);
+
+// Alias of `leveldb_bloom_key_may_match` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_key_may_match`.
+uint8_t leveldb_filterpolicy_key_may_match(const leveldb_filterpolicy_t *policy,
+                                           const char *key,
+                                           size_t length,
+                                           const char *filter,
+                                           size_t filter_length);
+
+// Alias of `leveldb_bloom_key_may_match_batch` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_key_may_match_batch`.
+void leveldb_filterpolicy_key_may_match_batch(const leveldb_filterpolicy_t *policy,
+                                              const char *const *key_array,
+                                              const size_t *key_length_array,
+                                              size_t num_keys,
+                                              const char *filter,
+                                              size_t filter_length,
+                                              uint8_t *results);
+
+// Alias of `leveldb_bloom_policy_name` (its first name, in LevelDB's C API family: a future LevelDB
+// could define it; new code uses the `leveldb_bloom_` one).
+//
+// # Safety
+// As for `leveldb_bloom_policy_name`.
+const char *leveldb_filterpolicy_name(const leveldb_filterpolicy_t *policy);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,7 +1,7 @@
 //! Raw C arguments turned into checked Rust values: byte strings, arrays, key sets,
 //! and `malloc`'d copies for the caller to `free()`.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 use std::ptr;
 
 use libc::size_t;
@@ -36,6 +36,37 @@ pub(crate) fn can_slice<T>(data: *const T, len: usize) -> bool {
         && len
             .checked_mul(size_of::<T>())
             .is_some_and(|bytes| bytes <= isize::MAX as usize)
+}
+
+/// LevelDB's `leveldb::Slice`: a pointer and a length, as LevelDB passes keys and
+/// filters to a policy object.
+#[repr(C)]
+pub(crate) struct Slice {
+    pub(crate) data: *const c_char,
+    pub(crate) size: size_t,
+}
+
+/// The bytes of the `num_keys` slices at `keys`; `None` if the array is NULL while
+/// `num_keys > 0`, `num_keys` is negative, or a key is NULL with a non-zero size.
+///
+/// # Safety
+/// A non-NULL `keys` must hold `num_keys` slices, each valid for reads of its size,
+/// for `'a`.
+pub(crate) unsafe fn slices<'a>(
+    keys: *const Slice,
+    num_keys: c_int,
+) -> Option<impl ExactSizeIterator<Item = &'a [u8]>> {
+    // SAFETY: the caller's promise about the array.
+    let keys = unsafe { array(keys, usize::try_from(num_keys).ok()?) }?;
+    let valid = keys
+        .iter()
+        .all(|key| key.size == 0 || can_slice(key.data, key.size));
+    valid.then(|| {
+        keys.iter().map(|key| {
+            // SAFETY: each key checked above; its bytes are readable per the caller.
+            unsafe { bytes(key.data, key.size) }.unwrap_or_default()
+        })
+    })
 }
 
 /// A C key array, checked: every key is either non-NULL or empty.

@@ -1,300 +1,248 @@
-//! Swapping into LevelDB. When LevelDB's C API is loaded in the process, policies
-//! are made with its own `leveldb_filterpolicy_create`, so LevelDB gets an object of
-//! its own kind (no guessed C++ layout) whose callbacks build and match filters here.
-//! LevelDB is found at run time, wherever it was loaded (see `find`); this library
-//! never links to it.
+//! Swapping into LevelDB. Every policy this library returns is its own object with
+//! LevelDB's `FilterPolicy` ABI (`filter_policy.cc`), whose virtual functions call
+//! the functions of [`CALLS`] here. It needs nothing of LevelDB: no header, no
+//! symbol, no library, so it works wherever LevelDB's call reaches this library
+//! (LevelDB linked, `dlopen`ed privately, built into another object, or absent),
+//! and this library never looks for or loads a LevelDB.
 
-mod find;
+mod loaded;
+mod string_abi;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use libc::size_t;
 
-use super::args::malloc_copy;
+use super::args::{slices, Slice};
 use super::ops;
-use super::registry::{self, try_box, Policy};
+use super::registry::{self, Policy};
 use super::{guard, leveldb_filterpolicy_t};
-use bloom::BloomFilterPolicy;
-use bloom::MATCH_ALL_FILTER;
-pub(super) use find::LOADER;
-use find::{global_symbol, in_this_library, leveldb, leveldb_or_load, warn_once, LevelDb};
+use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
+use string_abi::StringAbi;
 
-/// The state behind a LevelDB object: the policy every function here finds through
-/// the registry, and the reserve of its `create_filter` callback.
-struct WrapperState {
-    policy: Box<Policy>,
-    reserve: Reserve,
+/// What the C++ object calls, with the `*const Policy` it was made with as `state`.
+/// Mirrors `leveldb_bloom_policy_calls` in `filter_policy.cc`.
+#[repr(C)]
+struct Calls {
+    release: unsafe extern "C" fn(*mut c_void),
+    name: unsafe extern "C" fn(*const c_void) -> *const c_char,
+    filter_length: unsafe extern "C" fn(*const c_void, c_int) -> size_t,
+    write_filter:
+        unsafe extern "C" fn(*const c_void, *const Slice, c_int, *mut c_char, size_t) -> size_t,
+    key_may_match: unsafe extern "C" fn(*const c_void, *const Slice, *const Slice) -> u8,
 }
 
-/// A `malloc`'d match-all filter held back for the `create_filter` callback. LevelDB
-/// appends whatever that callback returns and `free()`s it; were it NULL with length
-/// 0, LevelDB would store an empty filter, which answers "absent" for every key. So
-/// when not even the 2-byte match-all filter can be allocated, the callback hands out
-/// the reserve, and refills it at its next successful call. Only if allocation fails
-/// again before a refill does it abort the process (see [`create_filter`]).
-struct Reserve(AtomicPtr<c_char>);
+static CALLS: Calls = Calls {
+    release,
+    name,
+    filter_length,
+    write_filter,
+    key_may_match,
+};
 
-impl Reserve {
-    fn new() -> Self {
-        let reserve = Self(AtomicPtr::new(ptr::null_mut()));
-        reserve.refill();
-        reserve
-    }
-
-    /// Allocates the reserve if it was handed out; costs one atomic load otherwise.
-    fn refill(&self) {
-        if !self.0.load(Ordering::Relaxed).is_null() {
-            return;
-        }
-        if let Some((filter, _)) = malloc_copy(&MATCH_ALL_FILTER) {
-            if self
-                .0
-                .compare_exchange(ptr::null_mut(), filter, Ordering::AcqRel, Ordering::Relaxed)
-                .is_err()
-            {
-                // SAFETY: just allocated and not handed out: another thread refilled first.
-                unsafe { libc::free(filter.cast()) };
-            }
-        }
-    }
-
-    /// The reserve filter (`MATCH_ALL_FILTER.len()` bytes), now the caller's, or NULL.
-    fn take(&self) -> *mut c_char {
-        self.0.swap(ptr::null_mut(), Ordering::AcqRel)
-    }
+extern "C" {
+    /// A new object of the new (`__cxx11`) or the old `std::string` ABI, or NULL.
+    fn leveldb_bloom_policy_new_cxx11(calls: &'static Calls, state: *mut c_void) -> *mut c_void;
+    fn leveldb_bloom_policy_new_cxx98(calls: &'static Calls, state: *mut c_void) -> *mut c_void;
+    /// C++ `delete` through the object's virtual destructor.
+    fn leveldb_bloom_policy_delete(policy: *mut c_void);
 }
 
-impl Drop for Reserve {
-    fn drop(&mut self) {
-        // SAFETY: NULL or a malloc'd filter that was never handed out.
-        unsafe { libc::free(self.take().cast()) };
+/// A new policy object for `bloom`, registered so every function here accepts it,
+/// whose `CreateFilter` appends to strings of the ABI `caller`'s LevelDB has (see
+/// [`string_abi`]; `caller` is the address the exported function returns to, NULL
+/// when unknown). NULL only when memory runs out. Should the registry have no room,
+/// the object is still returned: LevelDB uses it through its vtable, and this
+/// library's functions then treat it as not theirs.
+pub(crate) fn new_policy(
+    bloom: BloomFilterPolicy,
+    caller: *const c_void,
+) -> *mut leveldb_filterpolicy_t {
+    let names = loaded::dynamic_names(caller);
+    if opens_databases(names) {
+        REACHED_BY_LEVELDB.store(true, Ordering::Relaxed);
     }
-}
-
-/// What `leveldb_filterpolicy_create_bloom` returns for `bloom`: with LevelDB in the
-/// process, a LevelDB object whose callbacks run this library; without it, a handle
-/// of this library's own. NULL when memory runs out, or (said once on stderr) when a
-/// LevelDB C API is loaded that cannot be used: a handle of ours would crash LevelDB,
-/// while NULL makes it run without filters, slower but right.
-pub(crate) fn new_c_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    // Out of memory, the search cannot tell whether LevelDB is here: NULL is the
-    // answer that is safe either way.
-    let Ok(found) = leveldb() else {
-        return ptr::null_mut();
-    };
-    if let Some(leveldb) = found {
-        return new_leveldb_policy(bloom, leveldb);
-    }
-    if find::leveldb_api_visible().unwrap_or(true) {
-        warn_once(
-            &UNUSABLE_WARNED,
-            "leveldb-bloom: a leveldb_filterpolicy_create is loaded, but no object \
-             defines both it and leveldb_filterpolicy_destroy: the bloom filter policy \
-             is NULL, and LevelDB runs without filters\n",
-        );
-        return ptr::null_mut();
-    }
-    ops::new_own_handle(bloom)
-}
-
-static UNUSABLE_WARNED: AtomicBool = AtomicBool::new(false);
-
-/// A LevelDB policy object whose callbacks run this library, registered so every
-/// function here accepts it; NULL only when memory runs out. Should the registry
-/// have no room, the object is still returned: LevelDB uses it through its own
-/// methods, and this library's functions then treat it as LevelDB's own policy.
-fn new_leveldb_policy(bloom: BloomFilterPolicy, leveldb: &LevelDb) -> *mut leveldb_filterpolicy_t {
     let Some(policy) = Policy::new(bloom) else {
         return ptr::null_mut();
     };
-    let Some(state) = try_box(WrapperState {
-        policy,
-        reserve: Reserve::new(),
-    }) else {
-        return ptr::null_mut();
+    let format = policy.bloom.format();
+    let policy = Box::into_raw(policy);
+    // SAFETY: CALLS lives for the whole process; the object keeps `policy` as its
+    // state and hands it back to `release` once, from its destructor.
+    let object = unsafe {
+        match StringAbi::for_names(names) {
+            StringAbi::Cxx11 => leveldb_bloom_policy_new_cxx11(&CALLS, policy.cast()),
+            StringAbi::Cxx98 => leveldb_bloom_policy_new_cxx98(&CALLS, policy.cast()),
+        }
     };
-    let state = Box::into_raw(state);
-    // SAFETY: LevelDB's leveldb_filterpolicy_create stores the state and callbacks;
-    // it calls `destroy_state` exactly once, when the object is deleted.
-    let wrapper = unsafe {
-        (leveldb.create)(
-            state.cast(),
-            destroy_state,
-            create_filter,
-            key_may_match,
-            name,
-        )
-    };
-    if wrapper.is_null() {
-        // SAFETY: LevelDB made no object, so the state is still ours alone.
-        drop(unsafe { Box::from_raw(state) });
+    if object.is_null() {
+        // SAFETY: no object was made, so the policy is still ours alone.
+        drop(unsafe { Box::from_raw(policy) });
         return ptr::null_mut();
     }
-    // SAFETY: `state` stays live until `destroy_state`, which LevelDB cannot call
-    // before the wrapper is returned to anyone.
-    let policy: *mut Policy = unsafe { &mut *(*state).policy };
-    // SAFETY: as above.
-    let format = unsafe {
-        (*policy)
-            .leveldb_wrapper
-            .store(wrapper as usize, Ordering::Release);
-        (*policy).bloom.format()
-    };
-    registry::register(wrapper as usize, policy, format);
-    wrapper
+    // SAFETY: the object, which alone could free the policy, is not returned yet.
+    unsafe { (*policy).object.store(object as usize, Ordering::Release) };
+    registry::register(object as usize, policy, format);
+    object.cast()
 }
 
-/// Releases any handle: this library's own, a LevelDB object wrapping one of our
-/// policies, or a policy LevelDB made itself. LevelDB objects go to LevelDB's own
-/// `leveldb_filterpolicy_destroy` (which calls back to free our state); without
-/// LevelDB an unknown pointer is left alone.
+/// Whether a policy was made for code that opens LevelDB databases (LevelDB itself,
+/// or a program or binding using it), which shows a LevelDB in the process that the
+/// global scope may not (one loaded privately, or built into another library).
+static REACHED_BY_LEVELDB: AtomicBool = AtomicBool::new(false);
+
+/// Whether LevelDB's C or C++ API is in the global scope (LevelDB linked, or loaded
+/// `RTLD_GLOBAL`). Neither name is one of this library's.
+fn leveldb_in_global_scope() -> bool {
+    [c"leveldb_open"]
+        .iter()
+        .chain(&string_abi::DB_OPEN)
+        .any(|name| !loaded::global_symbol(name).is_null())
+}
+
+/// Whether dynamic symbol names (NUL-separated, see [`loaded::dynamic_names`])
+/// include a function that opens a LevelDB database, of the C or the C++ API.
+fn opens_databases(names: &[u8]) -> bool {
+    names.split(|&byte| byte == 0).any(|name| {
+        name == b"leveldb_open"
+            || string_abi::DB_OPEN
+                .iter()
+                .any(|open| name == open.to_bytes())
+    })
+}
+
+/// Releases a policy: this library's own, or an object with LevelDB's `FilterPolicy`
+/// ABI that a loaded library made (a policy LevelDB made itself), each by its own
+/// virtual destructor, as LevelDB's `leveldb_filterpolicy_destroy` does. Anything
+/// else (NULL, memory that is no such object) is left alone.
 pub(crate) fn destroy(handle: *mut leveldb_filterpolicy_t) {
-    if handle.is_null() || ops::free_own_handle(handle) {
+    if handle.is_null() {
         return;
     }
-    if let Ok(Some(leveldb)) = leveldb() {
-        // SAFETY: the caller of destroy promised a live policy; this library did not
-        // make it as its own, so it is LevelDB's to delete.
-        unsafe { (leveldb.destroy)(handle) }
+    // SAFETY: the caller promised a live policy, or at least memory readable for a
+    // pointer: a registered handle is one of our objects, anything else is deleted
+    // only when it looks like a C++ object of a loaded library.
+    let object = registry::lookup(handle as usize).is_some()
+        || unsafe { loaded::is_cxx_object(handle.cast_const().cast()) };
+    if object {
+        // SAFETY: as above: an object with a virtual destructor, released once.
+        unsafe { leveldb_bloom_policy_delete(handle.cast()) };
     }
 }
 
 /// # Safety
-/// LevelDB passes the state given to `leveldb_filterpolicy_create`: a live
-/// `WrapperState`.
-unsafe fn wrapper_state<'a>(state: *mut c_void) -> &'a WrapperState {
+/// `state` is the state an object was made with in [`new_policy`]: a live `Policy`.
+unsafe fn policy<'a>(state: *const c_void) -> &'a Policy {
     // SAFETY: the caller's promise.
-    unsafe { &*state.cast::<WrapperState>() }
+    unsafe { &*state.cast::<Policy>() }
 }
 
-/// LevelDB's destructor callback: frees the state and forgets the wrapper.
+/// The object's destructor: forgets the object, then frees its policy.
 ///
 /// # Safety
-/// Called once, by LevelDB, with the state given to `leveldb_filterpolicy_create`.
-unsafe extern "C" fn destroy_state(state: *mut c_void) {
+/// Called once, from the destructor of the object made with `state`.
+unsafe extern "C" fn release(state: *mut c_void) {
     guard(
         || (),
         || {
-            // SAFETY: LevelDB calls this once, with the state from `new_leveldb_policy`,
-            // made by Box::into_raw.
-            let state = unsafe { Box::from_raw(state.cast::<WrapperState>()) };
-            registry::unregister(state.policy.leveldb_wrapper.load(Ordering::Acquire));
+            // SAFETY: made by Box::into_raw in `new_policy`; the destructor runs once.
+            let policy = unsafe { Box::from_raw(state.cast::<Policy>()) };
+            registry::unregister(policy.object.load(Ordering::Acquire));
         },
     )
 }
 
-/// LevelDB's `CreateFilter` callback. Never returns NULL: LevelDB would store an
-/// empty filter (see [`Reserve`]). When neither the filter nor the match-all filter
-/// can be allocated and the reserve is spent, it prints why on stderr and aborts,
-/// as a process that cannot allocate two bytes is about to fail anyway, and losing
-/// keys silently would be worse.
+/// `Name()`: the static name of the policy's format. Without a panic boundary:
+/// nothing in it can panic, and no fallback name would be safe (a wrong one would
+/// make LevelDB misread the filters).
 ///
 /// # Safety
-/// Called by LevelDB with our live state, `num_keys` readable keys described by the
-/// two arrays, and a writable `filter_length`.
-unsafe extern "C" fn create_filter(
-    state: *mut c_void,
-    key_array: *const *const c_char,
-    key_length_array: *const size_t,
+/// Called by a live object with its state.
+unsafe extern "C" fn name(state: *const c_void) -> *const c_char {
+    // SAFETY: the caller's promise.
+    ops::name_of(&unsafe { policy(state) }.bloom).as_ptr()
+}
+
+/// `CreateFilter`, first step: how many bytes to append for `num_keys` keys.
+///
+/// # Safety
+/// Called by a live object with its state.
+unsafe extern "C" fn filter_length(state: *const c_void, num_keys: c_int) -> size_t {
+    guard(
+        || MATCH_ALL_FILTER.len(),
+        || {
+            let num_keys = usize::try_from(num_keys).ok();
+            // SAFETY: the caller's promise.
+            let bloom = &unsafe { policy(state) }.bloom;
+            num_keys
+                .and_then(|num_keys| bloom.filter_len(num_keys))
+                .unwrap_or(MATCH_ALL_FILTER.len())
+        },
+    )
+}
+
+/// `CreateFilter`, second step: the filter written into the `length` bytes the
+/// object appended, or the match-all filter; the bytes written.
+///
+/// # Safety
+/// Called by a live object with its state, LevelDB's `num_keys` keys, and `out`
+/// writable for `length` bytes, the value of [`filter_length`] (at least 2).
+unsafe extern "C" fn write_filter(
+    state: *const c_void,
+    keys: *const Slice,
     num_keys: c_int,
-    filter_length: *mut size_t,
-) -> *mut c_char {
-    // SAFETY: LevelDB passes our state, arrays of `num_keys` keys, and a length.
-    let state = unsafe { wrapper_state(state) };
-    let built = guard(ptr::null_mut, || {
-        // SAFETY: as above.
-        unsafe {
-            ops::create_filter(
-                Some(&state.policy.bloom),
-                key_array,
-                key_length_array,
-                num_keys,
-                filter_length,
-            )
-        }
-    });
-    if !built.is_null() {
-        state.reserve.refill();
-        return built;
-    }
-    // SAFETY: LevelDB passes a writable length; NULL (never seen) gets NULL back.
-    let Some(filter_length) = (unsafe { filter_length.as_mut() }) else {
-        return ptr::null_mut();
-    };
-    let reserve = state.reserve.take();
-    if reserve.is_null() {
-        abort_out_of_memory();
-    }
-    *filter_length = MATCH_ALL_FILTER.len();
-    reserve
+    out: *mut c_char,
+    length: size_t,
+) -> size_t {
+    // SAFETY: the caller's promise: `out` holds `length` ≥ 2 writable bytes.
+    let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), length) };
+    let written = guard(
+        || None,
+        || {
+            // SAFETY: the caller's promises about the state and the keys.
+            let (bloom, keys) = unsafe { (&policy(state).bloom, slices(keys, num_keys)) };
+            Some(ops::write_filter_into(Some(bloom), keys, &mut *out))
+        },
+    );
+    written.unwrap_or_else(|| ops::write_match_all(out))
 }
 
-fn abort_out_of_memory() -> ! {
-    const MESSAGE: &[u8] = b"leveldb-bloom: out of memory in LevelDB's CreateFilter callback: \
-        no filter can be returned, and an empty one would make LevelDB miss keys; aborting\n";
-    // SAFETY: writes a static buffer to stderr; nothing is allocated.
-    unsafe { libc::write(libc::STDERR_FILENO, MESSAGE.as_ptr().cast(), MESSAGE.len()) };
-    std::process::abort()
-}
-
-/// LevelDB's `KeyMayMatch` callback.
+/// `KeyMayMatch`.
 ///
 /// # Safety
-/// Called by LevelDB with readable key and filter bytes of the given lengths.
+/// Called by a live object with its state and two readable slices.
 unsafe extern "C" fn key_may_match(
-    state: *mut c_void,
-    key: *const c_char,
-    length: size_t,
-    filter: *const c_char,
-    filter_length: size_t,
+    state: *const c_void,
+    key: *const Slice,
+    filter: *const Slice,
 ) -> u8 {
     guard(
         || 1,
         || {
-            // SAFETY: LevelDB passes our state, and readable key and filter bytes.
+            // SAFETY: the caller's promises.
             unsafe {
+                let (key, filter) = (&*key, &*filter);
                 ops::key_may_match(
-                    || Some(wrapper_state(state).policy.bloom.format()),
-                    key,
-                    length,
-                    filter,
-                    filter_length,
+                    || Some(policy(state).bloom.format()),
+                    key.data,
+                    key.size,
+                    filter.data,
+                    filter.size,
                 )
             }
         },
     )
 }
 
-/// LevelDB's `Name` callback: the static name of the policy's format. The one
-/// entry point without a panic boundary: nothing in it can panic, and no fallback
-/// name would be safe (a wrong one would make LevelDB misread the filters).
-///
-/// # Safety
-/// Called by LevelDB with our live state.
-unsafe extern "C" fn name(state: *mut c_void) -> *const c_char {
-    // SAFETY: LevelDB passes our state.
-    ops::name_of(&unsafe { wrapper_state(state) }.policy.bloom).as_ptr()
-}
-
-/// The object `leveldb::NewBloomFilterPolicy` returns: a LevelDB object whose
-/// callbacks run this library, loading LevelDB by its soname if it is not in the
-/// process (see `find::leveldb_or_load`); NULL when that fails or memory runs out.
-pub(crate) fn new_cxx_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    match leveldb_or_load() {
-        Some(leveldb) => new_leveldb_policy(bloom, leveldb),
-        None => ptr::null_mut(),
-    }
-}
-
 /// `leveldb_bloom_swap_status`: which of the two names resolve to this library in
-/// the global scope, with LevelDB loaded.
+/// the global scope, once LevelDB is in the process: in the global scope, or seen
+/// by a policy made for it.
 pub(crate) fn swap_status(c_api: c_int, cxx_api: c_int) -> c_int {
-    if !matches!(leveldb(), Ok(Some(_))) {
+    if !REACHED_BY_LEVELDB.load(Ordering::Relaxed) && !leveldb_in_global_scope() {
         return 0;
     }
-    let ours = |name: &CStr| in_this_library(global_symbol(name));
+    let ours = |name: &CStr| loaded::in_this_library(loaded::global_symbol(name));
     let mut status = 0;
     if ours(c"leveldb_filterpolicy_create_bloom") {
         status |= c_api;

@@ -4,3 +4,5 @@
 mod filters;
 mod policies;
 mod stats;
+// Last, so that the header gives each alias after the functions it names.
+mod aliases;

@@ -1,20 +1,15 @@
 //! Fork safety: a child forked at any instant from a multithreaded process can use
 //! every function of the library. Process-wide state is either atomic and never
-//! waited on (the SIMD level, LevelDB once found, warnings said once), or guarded
+//! waited on (the SIMD level, whether LevelDB was seen, warnings said once), or guarded
 //! by a [`ForkLock`](super::fork_lock::ForkLock) that these handlers hold across
-//! every `fork()`: the registry's writers' lock, and the lock around the walk of
-//! the loaded objects (glibc resets its loader lock in a child, but not the one
-//! `dl_iterate_phdr` takes, so a child forked during a walk would hang in its
-//! next one).
+//! every `fork()`: the registry's writers' lock. (The dynamic linker's questions the
+//! swap asks take glibc's loader lock, which glibc itself resets in a child.)
 
-use super::dropin::LOADER;
 use super::registry::WRITERS;
 
-/// `fork()`'s prepare handler: waits for the walk and the write in flight, if any,
-/// and keeps others from starting until the fork is done. No thread holds both
-/// locks, so the order cannot deadlock.
+/// `fork()`'s prepare handler: waits for the write in flight, if any, and keeps
+/// others from starting until the fork is done.
 extern "C" fn lock_for_fork() {
-    LOADER.acquire();
     WRITERS.acquire();
 }
 
@@ -22,7 +17,6 @@ extern "C" fn lock_for_fork() {
 /// is the one that locked in [`lock_for_fork`] (the child's only thread is its copy).
 extern "C" fn unlock_after_fork() {
     WRITERS.release();
-    LOADER.release();
 }
 
 /// Registers the fork handlers. Runs as the library's ELF constructor: when

@@ -150,39 +150,6 @@ pub(crate) unsafe fn format_of(handle: *const leveldb_filterpolicy_t) -> Option<
     unsafe { policy_of(handle) }.map(BloomFilterPolicy::format)
 }
 
-/// A policy handle of this library's own: never a LevelDB object; NULL when memory
-/// runs out.
-pub(crate) fn new_own_handle(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    let Some(policy) = Policy::new(bloom) else {
-        return ptr::null_mut();
-    };
-    let format = policy.bloom.format();
-    let policy = Box::into_raw(policy);
-    if registry::register(policy as usize, policy, format) {
-        policy.cast()
-    } else {
-        // SAFETY: just made by Box::into_raw and never shared.
-        drop(unsafe { Box::from_raw(policy) });
-        ptr::null_mut()
-    }
-}
-
-/// Frees `handle` if it is one of this library's own (from [`new_own_handle`]) and
-/// says whether it was; anything else (NULL, a LevelDB object) is left alone.
-pub(crate) fn free_own_handle(handle: *mut leveldb_filterpolicy_t) -> bool {
-    match registry::lookup(handle as usize) {
-        Some(policy) if policy.cast() == handle => {
-            if registry::unregister(handle as usize).is_some() {
-                // SAFETY: made by Box::into_raw in `new_own_handle`; unregistering
-                // succeeded here only, so it is freed once.
-                drop(unsafe { Box::from_raw(policy) });
-            }
-            true
-        }
-        _ => false,
-    }
-}
-
 /// LevelDB's bits per key: a policy for any `bits_per_key` ≥ 0, in `format`;
 /// `None` for a negative one (undefined in LevelDB).
 pub(crate) fn bits_per_key(bits_per_key: c_int, format: Format) -> Option<BloomFilterPolicy> {
@@ -287,31 +254,49 @@ pub(crate) unsafe fn write_filter(
     if out.is_null() || out_length < MATCH_ALL_FILTER.len() || out_length > isize::MAX as usize {
         return 0;
     }
-    let real = || {
-        // SAFETY: the caller's promises about the arrays.
-        let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) }?;
-        let bloom = bloom?;
-        if bloom.filter_len(keys.len()) != Some(out_length) {
-            return None;
+    // SAFETY: the caller's promises about the arrays.
+    let keys = unsafe { Keys::new(key_array, key_length_array, num_keys) };
+    let fits = bloom
+        .zip(keys)
+        .is_some_and(|(bloom, keys)| bloom.filter_len(keys.len()) == Some(out_length));
+    // Only the bytes to be written are touched: all of `out` for the real filter.
+    let len = if fits {
+        out_length
+    } else {
+        MATCH_ALL_FILTER.len()
+    };
+    // SAFETY: non-NULL and writable for `out_length` ≥ `len` bytes per the caller;
+    // the bytes may be uninitialised, so they are zeroed before a slice is made.
+    let out = unsafe {
+        ptr::write_bytes(out, 0, len);
+        std::slice::from_raw_parts_mut(out.cast::<u8>(), len)
+    };
+    write_filter_into(bloom, keys.map(Keys::iter), out)
+}
+
+/// Writes the filter of `keys` into `out` when `out` has that filter's length, else
+/// the match-all filter: returns the bytes written, `out.len()` or 2. `out` holds at
+/// least 2 bytes.
+pub(crate) fn write_filter_into<'k>(
+    bloom: Option<&BloomFilterPolicy>,
+    keys: Option<impl ExactSizeIterator<Item = &'k [u8]>>,
+    out: &mut [u8],
+) -> usize {
+    let written = bloom.zip(keys).is_some_and(|(bloom, keys)| {
+        bloom.filter_len(keys.len()) == Some(out.len()) && {
+            out.fill(0);
+            bloom.write_filter(keys, &mut *out).is_ok()
         }
-        // SAFETY: non-NULL and writable for `out_length` bytes per the caller; the
-        // bytes may be uninitialised, so they are zeroed before a slice is made.
-        let out = unsafe {
-            ptr::write_bytes(out, 0, out_length);
-            std::slice::from_raw_parts_mut(out.cast::<u8>(), out_length)
-        };
-        bloom.write_filter(keys.iter(), out).ok()
-    };
-    if real().is_some() {
-        return out_length;
+    });
+    if written {
+        out.len()
+    } else {
+        write_match_all(out)
     }
-    // SAFETY: `out` is writable for at least these 2 bytes, checked above.
-    unsafe {
-        ptr::copy_nonoverlapping(
-            MATCH_ALL_FILTER.as_ptr(),
-            out.cast(),
-            MATCH_ALL_FILTER.len(),
-        )
-    };
+}
+
+/// Writes the match-all filter at the start of `out` (at least 2 bytes); returns 2.
+pub(crate) fn write_match_all(out: &mut [u8]) -> usize {
+    out[..MATCH_ALL_FILTER.len()].copy_from_slice(&MATCH_ALL_FILTER);
     MATCH_ALL_FILTER.len()
 }

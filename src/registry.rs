@@ -1,9 +1,8 @@
 //! Which pointers are policies of this library.
 //!
-//! A handle given to C is either a [`Policy`] itself or, when LevelDB is in the
-//! process, the LevelDB object that wraps one (see `dropin`). Every handle this
-//! library returns is recorded here, mapped to its `Policy`, so each exported
-//! function accepts both kinds and recognises a pointer it did not make.
+//! A handle given to C is this library's policy object (see `dropin`), whose state is
+//! a [`Policy`]. Every handle this library returns is recorded here, mapped to its
+//! `Policy`, so each exported function recognises a pointer it did not make.
 //!
 //! The registry is an open-addressing hash table with linear probing that grows
 //! without limit (kept at most half full) and deletes by shifting entries back, so
@@ -29,9 +28,9 @@ use bloom::{BloomFilterPolicy, Format};
 /// The state behind every handle.
 pub(crate) struct Policy {
     pub(crate) bloom: BloomFilterPolicy,
-    /// The LevelDB object wrapping this policy (0 if none), so its entry can be
-    /// dropped when LevelDB destroys the wrapper.
-    pub(crate) leveldb_wrapper: AtomicUsize,
+    /// The policy object this is the state of (0 until it is made), so its entry
+    /// can be dropped when the object is destroyed.
+    pub(crate) object: AtomicUsize,
 }
 
 /// Whether a policy of the legacy format was ever made in this process: until one
@@ -51,7 +50,7 @@ impl Policy {
         }
         try_box(Self {
             bloom,
-            leveldb_wrapper: AtomicUsize::new(0),
+            object: AtomicUsize::new(0),
         })
     }
 }

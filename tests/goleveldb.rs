@@ -3,7 +3,7 @@
 //! GOPATH mode from tests/goleveldb):
 //! - a database goleveldb wrote is read by LevelDB 1.23 with the legacy policy through
 //!   the C API: every key found, and the filters consulted (counted by
-//!   c_tests/count_filter_calls.c) and answering "absent" for absent keys;
+//!   c_tests/count_filter_calls.cc) and answering "absent" for absent keys;
 //! - a database LevelDB 1.23 wrote with the legacy policy is read by goleveldb with
 //!   its own bloom filter: every key found, and goleveldb's filter, counting, said
 //!   "absent" for absent keys, so it found and used the filters;

@@ -44,16 +44,26 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
         });
     }
     let named = named_like_tables(path)?;
-    let mut notes = Vec::new();
+    let open_by = crate::lock::holder(path);
+    let mut notes: Vec<String> = open_by
+        .iter()
+        .map(|holder| {
+            format!(
+                "{}: open by a running program ({holder}): its tables are read as its current version lists them now",
+                path.display()
+            )
+        })
+        .collect();
     match live_tables(path) {
         Ok(live) => {
             let numbers: BTreeSet<u64> = live.iter().map(|&(_, number)| number).collect();
+            let why = match open_by {
+                Some(_) => "the current version does not list it yet, or no longer; the database is open, so it is probably a table being written by a flush or compaction, or one about to be deleted",
+                None => "the current version does not list it; LevelDB deletes such files when it opens the database",
+            };
             for (number, file) in &named {
                 if !numbers.contains(number) {
-                    notes.push(format!(
-                        "{}: not live (the current version does not list it; LevelDB deletes such files when it opens the database)",
-                        file.display()
-                    ));
+                    notes.push(format!("{}: not live ({why})", file.display()));
                 }
             }
             let jobs = live

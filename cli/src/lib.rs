@@ -1,6 +1,7 @@
 //! The library behind the `leveldb-bloom` command: auditing the filters of LevelDB
 //! tables (read by the crate `leveldb-bloom-table`) ([`audit`], [`dialect`]), which
-//! tables of a database to audit ([`database`]) and reporting ([`report`]);
+//! tables of a database to audit ([`database`]), whether a program has it open
+//! ([`lock`]) and reporting ([`report`]);
 //! following keys through a database's tables and filters ([`explain`],
 //! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
 //! command line ([`args`]) and its man pages and
@@ -15,6 +16,7 @@ pub mod docs;
 pub mod dry_run;
 pub mod explain;
 pub mod explain_text;
+pub mod lock;
 pub mod log_keys;
 pub mod refilter;
 pub mod refilter_command;

@@ -120,3 +120,90 @@ fn stray_missing_and_unreadable_manifests() {
     let notes = doc["notes"].to_string();
     assert!(notes.contains("no readable MANIFEST"), "{notes}");
 }
+
+/// Holds the database open (plyvel: LevelDB takes its LOCK) until stdin closes.
+const HOLD_OPEN: &str = "\
+import plyvel, sys
+db = plyvel.DB(sys.argv[1])
+print('open', flush=True)
+sys.stdin.read()
+db.close()
+";
+
+#[test]
+fn a_database_open_by_a_running_program_is_said_to_be_open() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let db = plyvel_database(false);
+    let stray = db.0.join("900000.ldb");
+    std::fs::copy(&ldb_files(&db.0)[0], &stray).unwrap();
+    let (_, closed) = audit_json(&db.0);
+    let notes = closed["notes"].to_string();
+    assert!(!notes.contains("open by a running program"), "{notes}");
+    assert!(notes.contains("LevelDB deletes such files"), "{notes}");
+    let mut holder = Command::new(PYTHON)
+        .arg("-c")
+        .arg(HOLD_OPEN)
+        .arg(&db.0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "open\n");
+    // LevelDB dropped the stray table when it opened the database: a new one, as a
+    // table being written would be.
+    assert!(!stray.exists());
+    std::fs::copy(&ldb_files(&db.0)[0], &stray).unwrap();
+    let (code, open) = audit_json(&db.0);
+    let (text_code, stdout, _) = audit(&[&db.0]);
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    assert_eq!((code, text_code), (0, 0), "{open}");
+    let said = format!(
+        "{}: open by a running program (process {} holds LevelDB's LOCK)",
+        db.0.display(),
+        holder.id()
+    );
+    let notes = open["notes"].to_string();
+    assert!(notes.contains(&said), "{notes}");
+    assert!(stdout.contains(&format!("note: {said}")), "{stdout}");
+    let stray_note = not_live(&open);
+    assert!(
+        stray_note.len() == 1 && stray_note[0].contains("probably a table being written"),
+        "{stray_note:?}"
+    );
+    // The lock was only tested: the program closed the database, and LevelDB opens it
+    // again (and drops the stray table).
+    python(REOPEN, &db.0);
+    assert!(!stray.exists());
+}
+
+/// A LOCK that is a FIFO or a symlink is never opened for waiting or followed: the
+/// audit finishes and says nothing of a running program.
+#[test]
+fn a_lock_that_is_a_fifo_or_a_symlink_is_not_followed() {
+    let db = plyvel_database(false);
+    let lock = db.0.join("LOCK");
+    std::fs::remove_file(&lock).unwrap();
+    let fifo = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let (code, doc) = audit_json(&db.0);
+    assert_eq!(code, 0, "{doc}");
+    assert!(
+        !doc["notes"].to_string().contains("running program"),
+        "{doc}"
+    );
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &lock).unwrap();
+    let (code, doc) = audit_json(&db.0);
+    assert_eq!(code, 0, "{doc}");
+    assert!(
+        !doc["notes"].to_string().contains("running program"),
+        "{doc}"
+    );
+}

@@ -4,7 +4,6 @@
 use std::ffi::{c_char, c_int};
 use std::ptr;
 
-use leveldb_bloom_capi_macros::alias;
 use libc::size_t;
 
 use super::super::ops::{
@@ -34,7 +33,6 @@ use super::super::{guard, leveldb_filterpolicy_t};
 /// # Safety
 /// Non-NULL arrays must hold `num_keys` entries, and each non-NULL key as many
 /// readable bytes as its length.
-#[alias(leveldb_filterpolicy_create_filter)]
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_bloom_create_filter(
     policy: *const leveldb_filterpolicy_t,
@@ -73,7 +71,6 @@ pub unsafe extern "C" fn leveldb_bloom_create_filter(
 ///
 /// # Safety
 /// Non-NULL `key` and `filter` must be readable for their lengths.
-#[alias(leveldb_filterpolicy_key_may_match)]
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_bloom_key_may_match(
     policy: *const leveldb_filterpolicy_t,
@@ -110,7 +107,6 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match(
 /// `results` must be NULL or writable for `num_keys` bytes; non-NULL arrays must hold
 /// `num_keys` entries, each non-NULL key as many readable bytes as its length, and a
 /// non-NULL `filter` `filter_length` bytes. `policy` must not be destroyed meanwhile.
-#[alias(leveldb_filterpolicy_key_may_match_batch)]
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_bloom_key_may_match_batch(
     policy: *const leveldb_filterpolicy_t,

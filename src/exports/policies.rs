@@ -11,28 +11,22 @@ use bloom::Format;
 /// each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
 /// clamped to 1..=30).
 ///
-/// When LevelDB is loaded in the process, however it was loaded (linked, or
-/// `dlopen`ed privately by a Python extension, `ctypes` or a plugin), the policy is a
-/// LevelDB object (made with LevelDB's own `leveldb_filterpolicy_create`) that
-/// `leveldb_options_set_filter_policy` accepts and whose filters are built and
-/// matched by this library. Otherwise it is this library's own, for the functions
-/// here (it must not be given to a LevelDB loaded later). Every function here
-/// accepts either. There is no limit on how many policies may be live.
+/// The policy is an object of this library's own with LevelDB's `FilterPolicy` ABI:
+/// `leveldb_options_set_filter_policy` accepts it (with LevelDB linked, or loaded
+/// privately by a Python extension, `ctypes` or a plugin), and so does every
+/// function here. It needs nothing of LevelDB, and this library never loads one.
+/// There is no limit on how many policies may be live.
 ///
-/// Returns NULL when `bits_per_key` is negative (undefined in LevelDB), when memory
-/// runs out, or (said once on stderr) when an object defines
-/// `leveldb_filterpolicy_create` but none also defines `leveldb_filterpolicy_destroy`
-/// (a NULL filter policy makes LevelDB run without filters: slower, never wrong).
-/// Release the policy with `leveldb_filterpolicy_destroy`, after every database
-/// using it is closed.
+/// Returns NULL when `bits_per_key` is negative (undefined in LevelDB) or memory
+/// runs out (a NULL filter policy makes LevelDB run without filters: slower, never
+/// wrong). Release the policy with `leveldb_filterpolicy_destroy`, after every
+/// database using it is closed.
 #[no_mangle]
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_filterpolicy_create_bloom(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
-    guard(ptr::null_mut, || {
-        ops::bits_per_key(bits_per_key, Format::Current)
-            .map_or(ptr::null_mut(), dropin::new_c_policy)
-    })
+    with_caller!(current_for, bits_per_key)
 }
 
 /// Creates a policy of the legacy filter format, `"leveldb.BuiltinBloomFilter"`, the
@@ -47,42 +41,85 @@ pub extern "C" fn leveldb_filterpolicy_create_bloom(
 /// filters equal goleveldb's byte for byte. Same sizing and k as
 /// `leveldb_filterpolicy_create_bloom`.
 ///
-/// Same rules as `leveldb_filterpolicy_create_bloom`: a LevelDB object when LevelDB is
-/// loaded, however it was loaded (for `leveldb_options_set_filter_policy`), this
-/// library's own otherwise; NULL for a negative `bits_per_key`, when memory runs out,
-/// or when a LevelDB C API is loaded that cannot be used. Every function here accepts it, with the legacy semantics; release it
-/// with `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
+/// Same rules as `leveldb_filterpolicy_create_bloom` (an object LevelDB's options
+/// accept; NULL for a negative `bits_per_key` or when memory runs out). Every
+/// function here accepts it, with the legacy semantics; release it with
+/// `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
 #[no_mangle]
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_bloom_legacy_policy_create(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
-    guard(ptr::null_mut, || {
-        ops::bits_per_key(bits_per_key, Format::Legacy)
-            .map_or(ptr::null_mut(), dropin::new_c_policy)
-    })
+    with_caller!(legacy_for, bits_per_key)
 }
 
-/// Creates a policy that is always this library's own object, never a LevelDB one,
-/// whatever else is loaded: for direct use, not for LevelDB's options. Same rules as
-/// `leveldb_filterpolicy_create_bloom`; LevelDB cannot shadow this name. Release it
-/// with `leveldb_bloom_policy_destroy`, which is this library's whatever the link
-/// order (a program's `leveldb_filterpolicy_destroy` may be LevelDB's).
+/// Creates a policy, exactly as `leveldb_filterpolicy_create_bloom`, under a name
+/// LevelDB cannot shadow: whatever the link order, it is this library's. Release it
+/// with `leveldb_bloom_policy_destroy`, which is this library's in every link order
+/// too (a program's `leveldb_filterpolicy_destroy` may be LevelDB's, which releases
+/// it as well).
 #[no_mangle]
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_bloom_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t {
+    with_caller!(current_for, bits_per_key)
+}
+
+/// The body of an exported function that makes a policy: a jump to `$body`, which
+/// takes the same first argument and, as its second, the address the call returns
+/// to, so that the caller is known (see `dropin::new_policy`). The first argument
+/// stays where it is; the return address, on the stack's top (x86-64) or in the
+/// link register (AArch64), becomes the second. Elsewhere the caller is NULL.
+macro_rules! with_caller {
+    ($body:ident, $argument:ident) => {{
+        #[cfg(target_arch = "x86_64")]
+        core::arch::naked_asm!("mov rsi, [rsp]", "jmp {body}", body = sym $body);
+        #[cfg(target_arch = "aarch64")]
+        core::arch::naked_asm!("mov x1, x30", "b {body}", body = sym $body);
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        return $body($argument, ptr::null());
+    }};
+}
+use with_caller;
+
+/// A policy of the current format, made for the code at `caller`.
+extern "C" fn current_for(
+    bits_per_key: c_int,
+    caller: *const c_void,
+) -> *mut leveldb_filterpolicy_t {
+    new_policy(bits_per_key, Format::Current, caller)
+}
+
+/// A policy of the legacy format, made for the code at `caller`.
+extern "C" fn legacy_for(
+    bits_per_key: c_int,
+    caller: *const c_void,
+) -> *mut leveldb_filterpolicy_t {
+    new_policy(bits_per_key, Format::Legacy, caller)
+}
+
+/// Every entry point that makes a policy: one panic boundary around
+/// [`dropin::new_policy`].
+fn new_policy(
+    bits_per_key: c_int,
+    format: Format,
+    caller: *const c_void,
+) -> *mut leveldb_filterpolicy_t {
     guard(ptr::null_mut, || {
-        ops::bits_per_key(bits_per_key, Format::Current)
-            .map_or(ptr::null_mut(), ops::new_own_handle)
+        ops::bits_per_key(bits_per_key, format)
+            .map_or(ptr::null_mut(), |bloom| dropin::new_policy(bloom, caller))
     })
 }
 
-/// Releases a policy. NULL is ignored. When LevelDB is loaded, a pointer this library
-/// did not return is taken to be a policy LevelDB made itself (its own bloom policy,
-/// or one from `leveldb_filterpolicy_create`) and is passed on to LevelDB's own
-/// `leveldb_filterpolicy_destroy`; without LevelDB, such a pointer is ignored.
+/// Releases a policy. NULL is ignored. A pointer this library did not return is
+/// released as LevelDB's own `leveldb_filterpolicy_destroy` releases it, by C++
+/// `delete` through its virtual destructor, when it is such an object of a loaded
+/// library (a policy LevelDB made itself: its own bloom policy, or one from
+/// `leveldb_filterpolicy_create`); anything else is ignored.
 ///
 /// # Safety
-/// `policy` must be NULL or a live policy (this library's or, with LevelDB loaded,
-/// LevelDB's), not used by any open database, and not used again afterwards.
+/// `policy` must be NULL or a live policy (this library's or LevelDB's), not used by
+/// any open database, and not used again afterwards; any other pointer must be
+/// readable for a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_filterpolicy_destroy(policy: *mut leveldb_filterpolicy_t) {
     guard(|| (), || dropin::destroy(policy));
@@ -142,25 +179,17 @@ pub extern "C" fn leveldb_bloom_simd_level() -> *const c_char {
 }
 
 /// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own
-/// `leveldb_filterpolicy_create_bloom` also calls through the dynamic linker. The
-/// object is LevelDB's `leveldb_filterpolicy_t`, which derives from
-/// `leveldb::FilterPolicy` alone, so the pointer is also the base's; `delete` frees it.
-///
-/// Only LevelDB can make this object, so when LevelDB is not in the process (a
-/// program linked with `--as-needed` whose only LevelDB symbol is this one loses
-/// `-lleveldb`), LevelDB is loaded by its soname. NULL only when that fails (said
-/// once on stderr, with the fix), when memory runs out, or for a negative
-/// `bits_per_key` (undefined in LevelDB).
+/// `leveldb_filterpolicy_create_bloom` also calls through the dynamic linker: an
+/// object of this library's own with LevelDB's `FilterPolicy` ABI (`delete` frees
+/// it), whose `CreateFilter` appends to strings of the `std::string` ABI of the
+/// LevelDB it returns to (see `src/dropin/string_abi.rs`). NULL only when memory
+/// runs out, or for a negative `bits_per_key` (undefined in LevelDB).
 ///
 /// cbindgen:ignore
-#[export_name = "_ZN7leveldb20NewBloomFilterPolicyEi"]
+#[unsafe(export_name = "_ZN7leveldb20NewBloomFilterPolicyEi")]
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_bloom_cxx_new_bloom_filter_policy(bits_per_key: c_int) -> *const c_void {
-    guard(ptr::null, || {
-        ops::bits_per_key(bits_per_key, Format::Current)
-            .map_or(ptr::null_mut(), dropin::new_cxx_policy)
-            .cast_const()
-            .cast()
-    })
+    with_caller!(current_for, bits_per_key)
 }
 
 /// Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
@@ -173,10 +202,12 @@ pub const LEVELDB_BLOOM_SWAP_C_API: c_int = 1;
 pub const LEVELDB_BLOOM_SWAP_CXX_API: c_int = 2;
 
 /// Whether the swap is in effect, read from inside the process: a bit mask of
-/// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when LevelDB
-/// is loaded (linked, or `dlopen`ed privately by a Python extension, `ctypes` or a
-/// plugin) and the name resolves to this library in the global scope, which every
-/// object searches first.
+/// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when the
+/// name resolves to this library in the global scope, which every object searches
+/// first, and LevelDB is in the process: in the global scope (linked, or loaded
+/// `RTLD_GLOBAL`), or seen calling `leveldb::NewBloomFilterPolicy` here (a LevelDB
+/// loaded privately by a Python extension, `ctypes` or a plugin, or built into
+/// another library, shows once it has made a policy).
 ///
 /// - 3: both names are swapped: every bloom policy LevelDB makes, through either
 ///   API, builds and matches its filters here (`LD_PRELOAD`, or linked with
@@ -184,9 +215,10 @@ pub const LEVELDB_BLOOM_SWAP_CXX_API: c_int = 2;
 /// - 2: only `leveldb::NewBloomFilterPolicy` is swapped; since LevelDB's own
 ///   `leveldb_filterpolicy_create_bloom` calls it, C programs are swapped too.
 /// - 1: only the C name is swapped (not seen with a whole libleveldb_bloom).
-/// - 0: nothing is swapped: LevelDB is not loaded (yet), LevelDB was linked before
-///   this library, or this library was `dlopen`ed without `RTLD_GLOBAL`. Nothing
-///   fails either: LevelDB uses its own policy.
+/// - 0: nothing is swapped, or nothing shows it: LevelDB is not in the process
+///   (yet), LevelDB was linked before this library, this library was `dlopen`ed
+///   without `RTLD_GLOBAL`, or it was linked statically (the linker chose then, and
+///   `nm` shows it). Nothing fails either: LevelDB uses its own policy.
 ///
 /// The answer can change when LevelDB is loaded later.
 #[no_mangle]
@@ -195,18 +227,4 @@ pub extern "C" fn leveldb_bloom_swap_status() -> c_int {
         || 0,
         || dropin::swap_status(LEVELDB_BLOOM_SWAP_C_API, LEVELDB_BLOOM_SWAP_CXX_API),
     )
-}
-
-/// Alias of [`leveldb_bloom_policy_name`], under the name of LevelDB's C API family it
-/// was first given. A future LevelDB could define that name; new code uses the
-/// `leveldb_bloom_` one.
-///
-/// # Safety
-/// As for `leveldb_bloom_policy_name`.
-#[no_mangle]
-pub unsafe extern "C" fn leveldb_filterpolicy_name(
-    policy: *const leveldb_filterpolicy_t,
-) -> *const c_char {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { leveldb_bloom_policy_name(policy) }
 }

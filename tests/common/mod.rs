@@ -108,6 +108,7 @@ impl Program {
             "-Wl,-Bstatic",
             "-lleveldb_bloom",
             "-Wl,-Bdynamic",
+            "-lstdc++",
             "-lpthread",
             "-ldl",
             "-lm",
@@ -315,21 +316,19 @@ pub fn tables_with_filters(dir: &Scratch) -> Vec<Vec<u8>> {
     tables
 }
 
-/// The counting shim `c_tests/count_filter_calls.c`, for `LD_PRELOAD`: it counts the
-/// calls LevelDB makes to policies made with `leveldb_filterpolicy_create`, and
-/// reports them on stderr at exit (see [`filter_calls`]).
+/// The counting shim `c_tests/count_filter_calls.cc`, for `LD_PRELOAD` ahead of this
+/// library: it counts the calls LevelDB makes to the filter policies the program
+/// gives it, and reports them on stderr at exit (see [`filter_calls`]).
 pub fn count_shim() -> PathBuf {
     once("count_filter_calls.so", || {
         Program::new(
             "count_filter_calls.so",
-            Lang::C99,
-            &["c_tests/count_filter_calls.c"],
+            Lang::Cxx11,
+            &["c_tests/count_filter_calls.cc"],
         )
         .arg("-shared")
         .arg("-fPIC")
-        // Kept as a dependency: libleveldb_bloom finds LevelDB's destroy through it.
-        .arg("-Wl,--no-as-needed")
-        .arg("-lleveldb")
+        .arg("-ldl")
         .build()
     })
 }
