@@ -223,25 +223,10 @@ fn refuses(db: &Path, why: &str) {
 
 #[test]
 fn a_database_a_program_holds_is_refused() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let db = refilter_db("none");
-    let mut holder = Command::new(PYTHON)
-        .arg("-c")
-        .arg("import plyvel, sys\ndb = plyvel.DB(sys.argv[1])\nprint('open', flush=True)\nsys.stdin.read()")
-        .arg(&db.0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "open\n");
+    let mut holder = Holder::hold(&db.0);
     refuses(&db.0, "held by another process");
-    drop(holder.stdin.take());
-    assert!(holder.wait().unwrap().success());
+    holder.release();
 }
 
 #[test]

@@ -362,3 +362,33 @@ pub fn refilter_db(bits: &str) -> Scratch {
     );
     db
 }
+
+/// A Python program holding the database `db` open with plyvel (LevelDB 1.23), once
+/// LevelDB has opened it; it closes the database and exits when [`Holder::release`]d.
+pub struct Holder(pub std::process::Child);
+
+impl Holder {
+    pub fn hold(db: &Path) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(PYTHON)
+            .arg("-c")
+            .arg("import plyvel, sys\ndb = plyvel.DB(sys.argv[1])\nprint('open', flush=True)\nsys.stdin.read()\ndb.close()")
+            .arg(db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "open\n");
+        Self(child)
+    }
+
+    /// Closes the database and waits for the program to exit.
+    pub fn release(&mut self) {
+        drop(self.0.stdin.take());
+        assert!(self.0.wait().unwrap().success());
+    }
+}
