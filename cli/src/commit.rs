@@ -26,25 +26,23 @@ impl DbLock {
             .create(true)
             .truncate(false)
             .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
             .open(&path)
             .map_err(named)?;
         if !file.metadata().map_err(named)?.is_file() {
             return Err(format!("{}: not a regular file", path.display()));
         }
         let held = || {
+            let who = crate::lock::holder(dir).map_or(String::new(), |h| format!(": {h}"));
             format!(
-                "{}: held by another process (a program has the database open): close it first",
+                "{}: held by another process (a program has the database open{who}): close it first",
                 path.display()
             )
         };
-        let lock = libc::flock {
-            l_type: libc::F_WRLCK as libc::c_short,
-            l_whence: libc::SEEK_SET as libc::c_short,
-            l_start: 0,
-            l_len: 0,
-            l_pid: 0,
-        };
+        // SAFETY: `flock` is plain old data, for which all zeroes is a valid value.
+        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+        lock.l_type = libc::F_WRLCK as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
         // SAFETY: `file` is an open descriptor and `lock` a valid `struct flock` that
         // lives across the call; F_SETLK only reads it.
         if unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_SETLK, &lock) } != 0

@@ -225,7 +225,13 @@ fn refuses(db: &Path, why: &str) {
 fn a_database_a_program_holds_is_refused() {
     let db = refilter_db("none");
     let mut holder = Holder::hold(&db.0);
-    refuses(&db.0, "held by another process");
+    refuses(
+        &db.0,
+        &format!(
+            "held by another process (a program has the database open: process {} holds LevelDB's LOCK)",
+            holder.0.id()
+        ),
+    );
     holder.release();
 }
 
