@@ -66,6 +66,23 @@ fn goleveldb_databases_get_filters_leveldb_reads_or_goleveldb_reads() {
         .collect();
     let before = leveldb_gets(&harness, &db.0, &absent);
     assert!(before.iter().all(|(calls, _)| calls.is_empty()));
+    // The dry run says so too: every table's filter under a name LevelDB ignores, each
+    // level's absent Gets paying a block read.
+    let dry_run = succeed(
+        Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+            .args(["refilter", "--dry-run", "--json", "--bits-per-key", "10"])
+            .arg(&db.0),
+    );
+    let total = &serde_json::from_slice::<Value>(&dry_run.stdout).unwrap()["total"];
+    assert_eq!(
+        total["current"]["tables_with_ignored_filter"],
+        total["tables"]
+    );
+    assert_eq!(total["current"]["tables_with_filter"], 0);
+    assert_eq!(
+        total["candidates"][0]["tables_with_filter"],
+        total["tables"]
+    );
     refiltered(&db.0, &["--bits-per-key", "10", "--policy", "leveldb"]);
     audited_ok(&db.0, "leveldb.BuiltinBloomFilter2");
     let after = leveldb_gets(&harness, &db.0, &absent);
