@@ -59,6 +59,8 @@ test: deps
 	$(CARGO) test --release --all-features --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
 	$(MAKE) --no-print-directory test-deb
+	@# Last, to stand in the summary: a SIMD level this CPU lacks was not tested.
+	@scripts/simd-levels $(LIB)
 
 # The Debian packages built, checked by lintian, installed, used, purged (as root;
 # otherwise skipped, saying so): scripts/test-deb. A step of its own, after cargo's

@@ -299,8 +299,10 @@ const char *leveldb_bloom_simd_level(void);
 int leveldb_bloom_swap_status(void);
 
 // Turns counting on (`enable` non-zero) or off (0) for the whole process. Off
-// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set when
-// the library was loaded. Counts are kept while off.
+// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set, and
+// its destination opened, when the library was loaded (ignored in a setuid or
+// setgid process); then a forked child also starts its counts from zero. Counts are
+// kept while off.
 void leveldb_bloom_stats_enable(int enable);
 
 // Fills `*out` with the counts so far, all threads' added up, writing only the

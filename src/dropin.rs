@@ -187,7 +187,8 @@ unsafe extern "C" fn filter_length(state: *const c_void, num_keys: c_int) -> siz
 ///
 /// # Safety
 /// Called by a live object with its state, LevelDB's `num_keys` keys, and `out`
-/// writable for `length` bytes, the value of [`filter_length`] (at least 2).
+/// writable for `length` bytes, the value of [`filter_length`] (at least 2), all zero
+/// (`std::string::resize` appends NUL characters).
 unsafe extern "C" fn write_filter(
     state: *const c_void,
     keys: *const Slice,
@@ -195,7 +196,7 @@ unsafe extern "C" fn write_filter(
     out: *mut c_char,
     length: size_t,
 ) -> size_t {
-    // SAFETY: the caller's promise: `out` holds `length` ≥ 2 writable bytes.
+    // SAFETY: the caller's promise: `out` holds `length` ≥ 2 writable, zeroed bytes.
     let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), length) };
     let written = guard(
         || None,

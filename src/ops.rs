@@ -276,17 +276,15 @@ pub(crate) unsafe fn write_filter(
 
 /// Writes the filter of `keys` into `out` when `out` has that filter's length, else
 /// the match-all filter: returns the bytes written, `out.len()` or 2. `out` holds at
-/// least 2 bytes.
+/// least 2 bytes, all zero (the filter's bits are set into it).
 pub(crate) fn write_filter_into<'k>(
     bloom: Option<&BloomFilterPolicy>,
     keys: Option<impl ExactSizeIterator<Item = &'k [u8]>>,
     out: &mut [u8],
 ) -> usize {
     let written = bloom.zip(keys).is_some_and(|(bloom, keys)| {
-        bloom.filter_len(keys.len()) == Some(out.len()) && {
-            out.fill(0);
-            bloom.write_filter(keys, &mut *out).is_ok()
-        }
+        bloom.filter_len(keys.len()) == Some(out.len())
+            && bloom.write_filter(keys, &mut *out).is_ok()
     });
     if written {
         out.len()

@@ -304,6 +304,12 @@ pub(crate) fn unregister(handle: usize) -> Option<*mut Policy> {
     })
 }
 
+/// Whether a handle was ever registered in this process (or in the parent it was
+/// forked from): whether the library was used.
+pub(crate) fn ever_registered() -> bool {
+    !TABLE.load(Ordering::Relaxed).is_null()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,28 +1,51 @@
 //! `LEVELDB_BLOOM_STATS`: filter statistics for a program that was not written for
-//! them. When the variable is set as the library loads, counting starts at once,
-//! and when the process exits normally one line sums the counts up: on stderr for
-//! `stderr`, else appended to the file the value names.
+//! them. When the variable is set as the library starts (its ELF constructor), the
+//! destination is opened at once and counting starts; when the process exits
+//! normally, one line sums the counts up there: on the process's stderr as it was at
+//! start for `stderr`, else appended to the file the value names (relative to the
+//! directory the process started in).
+//!
+//! Safe in any process: the variable is ignored in a secure-execution process
+//! (setuid, setgid, file capabilities: `AT_SECURE`); the path is opened with
+//! `O_NOFOLLOW|O_NONBLOCK|O_APPEND|O_CLOEXEC` (created `0644` before the umask) and
+//! used only when it is a regular file or a FIFO with a reader; the write never
+//! blocks (a full pipe or a stopped terminal on stderr gets 0.1 s) or raises
+//! SIGPIPE, and is skipped when the program closed the descriptor.
+//! Every failure is one line on stderr: at start for the destination, at exit for
+//! the write. A process that never used the library (no policy made, nothing
+//! counted: a shell under `LD_PRELOAD`) writes no summary. A forked child starts
+//! from zero, so its summary, under its own pid, holds only what it counted.
 
-use std::ffi::{c_char, CStr, CString};
-use std::sync::atomic::{AtomicPtr, Ordering};
+mod destination;
 
-use super::guard;
-use bloom::stats::{self, Counts};
+use std::ffi::CStr;
+use std::sync::OnceLock;
 
-/// The environment variable read once, when the library is loaded.
+use super::{guard, registry};
+use bloom::stats::{self, Counts, Stats};
+use destination::{write_unblocked, Destination, Stderr};
+
+/// The environment variable read once, when the library starts.
 const VARIABLE: &CStr = c"LEVELDB_BLOOM_STATS";
 
-/// Where the summary goes: NULL for nowhere, else the variable's value, kept.
-static DESTINATION: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// Where the summary goes, and stderr as it was at start; set only by the
+/// constructor, when the destination opened.
+static DESTINATION: OnceLock<(Destination, Stderr)> = OnceLock::new();
 
-/// Reads the variable and, when it is set and not empty, starts counting and has
-/// [`report`] run at exit. The library's ELF constructor.
+/// Reads the variable and, when it is set and not empty, opens the destination,
+/// starts counting and has [`report`] run at exit. The library's ELF constructor.
 extern "C" fn start_from_environment() {
     guard(
         || (),
         || {
-            // SAFETY: a NUL-terminated name; at load no other thread of this library
-            // runs, and the value is copied at once.
+            // SAFETY: getauxval reads the auxiliary vector the kernel gave the process.
+            // AT_SECURE is set in a secure-execution process (setuid, setgid, file
+            // capabilities): the variable is then another user's say.
+            if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+                return;
+            }
+            // SAFETY: a NUL-terminated name; at start no other thread of this library
+            // runs, and the value is used before anything can change the environment.
             let value = unsafe { libc::getenv(VARIABLE.as_ptr()) };
             if value.is_null() {
                 return;
@@ -32,11 +55,30 @@ extern "C" fn start_from_environment() {
             if value.is_empty() {
                 return;
             }
-            DESTINATION.store(CString::from(value).into_raw(), Ordering::Release);
+            let stderr = Stderr::now();
+            let destination = match Destination::open(value) {
+                Ok(destination) => destination,
+                Err(why) => {
+                    let line = format!(
+                        "leveldb-bloom: {}={:?}: {why}: no statistics summary will be written\n",
+                        VARIABLE.to_string_lossy(),
+                        value.to_string_lossy()
+                    );
+                    let _ = write_unblocked(libc::STDERR_FILENO, line.as_bytes());
+                    return;
+                }
+            };
+            if DESTINATION.set((destination, stderr)).is_err() {
+                return;
+            }
             stats::enable();
-            // SAFETY: `report` is an `extern "C" fn()` that lives as long as the
-            // library; glibc runs it at exit, or when the library is unloaded.
-            unsafe { libc::atexit(report) };
+            // SAFETY: `report` and `start_child` are `extern "C"` functions that live
+            // as long as the library; glibc runs `report` at exit or when the library
+            // is unloaded, and forgets `start_child` when it is unloaded.
+            unsafe {
+                libc::atexit(report);
+                libc::pthread_atfork(None, None, Some(start_child));
+            }
         },
     )
 }
@@ -45,50 +87,32 @@ extern "C" fn start_from_environment() {
 #[link_section = ".init_array"]
 static START_FROM_ENVIRONMENT: extern "C" fn() = start_from_environment;
 
-/// Writes the summary where the variable said.
+/// `fork()`'s child handler: the child counts from zero (its only thread is the one
+/// that forked, so nothing counts meanwhile).
+extern "C" fn start_child() {
+    stats::reset();
+}
+
+/// Writes the summary where the variable said, unless the library was never used,
+/// and closes the destination (also when the library is unloaded).
 extern "C" fn report() {
     guard(
         || (),
         || {
-            let destination = DESTINATION.load(Ordering::Acquire);
-            if destination.is_null() {
+            let Some((destination, stderr)) = DESTINATION.get() else {
                 return;
+            };
+            let now = stats::snapshot();
+            let used = now != Stats::default() || registry::ever_registered();
+            let line = used.then(|| summary(&now, std::process::id()) + "\n");
+            if let Err(why) = destination.finish(line.as_ref().map(String::as_bytes)) {
+                stderr.say(&format!(
+                    "leveldb-bloom: {}: statistics summary {why}\n",
+                    VARIABLE.to_string_lossy()
+                ));
             }
-            // SAFETY: stored by `start_from_environment`, never freed.
-            let destination = unsafe { CStr::from_ptr(destination) };
-            let line = summary(&stats::snapshot(), std::process::id());
-            let mut bytes = line.into_bytes();
-            bytes.push(b'\n');
-            write_to(destination, &bytes);
         },
     )
-}
-
-/// Appends `bytes` to stderr (`stderr`) or to the file `destination` names.
-fn write_to(destination: &CStr, bytes: &[u8]) {
-    let (fd, opened) = if destination == c"stderr" {
-        (libc::STDERR_FILENO, false)
-    } else {
-        // SAFETY: a NUL-terminated path; the mode is passed as open(2) expects.
-        let fd = unsafe {
-            libc::open(
-                destination.as_ptr(),
-                libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
-                0o644 as libc::c_uint,
-            )
-        };
-        (fd, true)
-    };
-    if fd < 0 {
-        return;
-    }
-    // SAFETY: a borrowed buffer written to an open descriptor; one write, so lines
-    // of several processes appending to one file do not interleave.
-    unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    if opened {
-        // SAFETY: opened above.
-        unsafe { libc::close(fd) };
-    }
 }
 
 /// The one line: counts, the share of queries answered "absent", and what to

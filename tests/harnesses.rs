@@ -149,6 +149,14 @@ harnesses! {
             .expect("200 children passed, 0 hung").then(|out| print!("{out}")),
     }
 
+    /// Another library's fork handlers, registered before this library's, create and
+    /// use policies while the library's handlers hold its locks (prepare handlers run
+    /// in reverse order): 200 forks under an alarm, none hangs.
+    fork_order: harness("fork_order", "fork_order", C99, &["c_tests/fork_order.c"], &["-pthread", "-ldl"]) => {
+        plain: plain().args(&["{lib}", "200"]).expect("200 forks, 400 handler uses in the parent"),
+        helgrind: helgrind().args(&["{lib}", "20"]).expect("20 forks, 40 handler uses in the parent"),
+    }
+
     /// Filter statistics counted by 8 threads building and querying at once are
     /// exact, and the struct's size rules hold.
     stats_threads: harness("stats_threads", "stats_threads", C99, &["c_tests/stats_threads.c"], &["-pthread", BLOOM]) => {

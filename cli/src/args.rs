@@ -48,8 +48,10 @@ pub enum Command {
     /// CURRENT and its MANIFEST; without one, every *.ldb and *.sst file), or each
     /// table file given, read-only, a block at a time, and checks every filter
     /// against the keys it covers. Errors are also printed on stderr. Exit status: 0
-    /// when no key is missed and every table was read; 1 when a key is missed or a
-    /// table could not be read; 2 on a usage error.
+    /// when no key is missed, every table was read and something was audited; 1
+    /// when a key is missed, a table or a database's CURRENT or MANIFEST could not be
+    /// read, a directory holds neither CURRENT nor a table file (nothing audited), or
+    /// the report could not be written (a full disk); 2 on a usage error.
     Audit {
         /// Database directories or table files.
         #[arg(required = true)]
@@ -154,19 +156,20 @@ pub struct ShowArgs {
     /// filter LevelDB consults for it).
     #[arg(long)]
     pub key: Option<String>,
-    /// The playground's bits per key.
+    /// The playground's bits per key, 0 to 100 (past 44, k stays 30).
     #[arg(long, value_name = "B", default_value_t = 10, conflicts_with = "table")]
     pub bits_per_key: u32,
     /// The playground's keys, separated by commas.
     #[arg(long, value_delimiter = ',', conflicts_with = "table")]
     pub keys: Vec<String>,
-    /// The playground's keys, one per line.
+    /// The playground's keys, one per line: a regular file of at most 64 MiB, or `-`
+    /// for stdin.
     #[arg(long, value_name = "FILE", conflicts_with = "table")]
     pub keys_file: Option<PathBuf>,
     /// Keys (--key, --keys, --keys-file) are hex.
     #[arg(long)]
     pub hex: bool,
-    /// The page to write.
+    /// The page to write: a new or regular file, never a symlink's target.
     #[arg(short, long, value_name = "PAGE.html")]
     pub output: PathBuf,
 }

@@ -122,7 +122,12 @@ pub fn audit<R: ReadAt + ?Sized>(
         None => None,
     };
     let name = filter_entry.map(|(name, _)| name);
-    let mut walk = Walk::new(name.as_deref(), filters.as_ref(), max_missed);
+    // Only the filters a data block of this file can be covered by are kept count
+    // of: a filter block may claim millions more, which no Get consults.
+    let reachable = filters
+        .as_ref()
+        .map_or(0, |f| f.reachable_count(table.len()));
+    let mut walk = Walk::new(name.as_deref(), filters.as_ref(), reachable, max_missed);
     let (mut previous_key, mut previous_hash) = (Vec::new(), 0);
     table.for_each_data_block(|handle, block| {
         read(handle.size);
@@ -193,7 +198,12 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn new(name: Option<&str>, filters: Option<&'a FilterBlock<'a>>, max_missed: usize) -> Self {
+    fn new(
+        name: Option<&str>,
+        filters: Option<&'a FilterBlock<'a>>,
+        reachable: usize,
+        max_missed: usize,
+    ) -> Self {
         Self {
             reading: name.and_then(reader),
             legacy: name == Some(LEGACY_POLICY_NAME),
@@ -201,7 +211,7 @@ impl<'a> Walk<'a> {
             current: None,
             hashes: KeyHashes::default(),
             writers: Writers::new(name.unwrap_or("")),
-            consulted_keys: vec![0; filters.map_or(0, FilterBlock::count)],
+            consulted_keys: vec![0; reachable],
             missed: 0,
             missed_keys: Vec::new(),
             max_missed,
@@ -247,7 +257,9 @@ impl<'a> Walk<'a> {
         };
         let found = match lookup {
             Lookup::Filter(filter) => {
-                self.consulted_keys[index] += 1;
+                if let Some(keys) = self.consulted_keys.get_mut(index) {
+                    *keys += 1;
+                }
                 self.hashes.unsigned.push(unsigned);
                 self.hashes.signed.push(signed);
                 self.hashes.ambiguous |= ambiguous;
@@ -292,17 +304,20 @@ fn summarize_filters(
     reading: Option<TailBytes>,
 ) {
     report.filters = filters.count();
-    let consulted: Vec<(&[u8], usize)> = (0..filters.count())
+    let consulted: Vec<(&[u8], usize)> = (0..consulted_keys.len())
         .filter_map(|i| match filters.lookup(i) {
             Lookup::Filter(filter) => Some((filter, consulted_keys[i])),
             _ => None,
         })
         .collect();
-    report.filter_bytes = consulted.iter().map(|(f, _)| f.len()).sum();
+    report.filter_bytes = consulted
+        .iter()
+        .map(|(f, _)| f.len())
+        .fold(0, usize::saturating_add);
     let bits: usize = consulted
         .iter()
         .map(|(f, _)| 8 * f.len().saturating_sub(1))
-        .sum();
+        .fold(0, usize::saturating_add);
     let keys: usize = consulted.iter().map(|&(_, n)| n).sum();
     report.bits_per_key = if keys == 0 {
         0.0

@@ -27,6 +27,9 @@ pub struct Plan {
     /// `None` for a table file; for a database directory, whether its tables were
     /// taken from its current version.
     pub from_manifest: Option<bool>,
+    /// Why the database's current version could not be read although it has a
+    /// `CURRENT`: an error of the audit (its tables are still audited by name).
+    pub error: Option<String>,
 }
 
 /// The tables of `path`: itself when it is not a directory.
@@ -41,6 +44,7 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
             }],
             notes: Vec::new(),
             from_manifest: None,
+            error: None,
         });
     }
     let named = named_like_tables(path)?;
@@ -66,6 +70,12 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
                     notes.push(format!("{}: not live ({why})", file.display()));
                 }
             }
+            if live.is_empty() {
+                notes.push(format!(
+                    "{}: the current version lists no table yet (what was written is in the log only): no filter to audit",
+                    path.display()
+                ));
+            }
             let jobs = live
                 .into_iter()
                 .map(|(level, number)| Job {
@@ -78,13 +88,22 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
                 jobs,
                 notes,
                 from_manifest: Some(true),
+                error: None,
             })
         }
         Err(why) => {
-            notes.push(format!(
-                "{}: no readable MANIFEST ({why}): audited every file named like a table, live or not",
-                path.display()
-            ));
+            // No CURRENT at all is a directory of tables, audited by name; a CURRENT
+            // (or the MANIFEST it names) that cannot be read is an error.
+            let has_current = std::fs::symlink_metadata(path.join("CURRENT")).is_ok();
+            let error = has_current.then(|| {
+                format!("the current version could not be read ({why}): every file named like a table was audited instead")
+            });
+            if !has_current {
+                notes.push(format!(
+                    "{}: no readable MANIFEST ({why}): audited every file named like a table, live or not",
+                    path.display()
+                ));
+            }
             if named.is_empty() {
                 notes.push(format!("{}: no table files (*.ldb, *.sst)", path.display()));
             }
@@ -100,6 +119,7 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
                 jobs,
                 notes,
                 from_manifest: Some(false),
+                error,
             })
         }
     }
@@ -114,8 +134,9 @@ pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>, String> {
         .filter(|&name| name != BYTEWISE)
     {
         return Err(format!(
-            "{}: comparator {name:?}, not {BYTEWISE:?}",
-            version.manifest.display()
+            "{}: comparator {}, not {BYTEWISE:?}",
+            version.manifest.display(),
+            leveldb_table::manifest::excerpt(name.as_bytes())
         ));
     }
     let mut live = Vec::new();

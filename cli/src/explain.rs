@@ -12,7 +12,7 @@ use leveldb_bloom::hash::{hash_with, TailBytes};
 use leveldb_bloom::Filter;
 use leveldb_table::internal_key::{compare_internal_keys, parse_internal_key, EntryKind};
 use leveldb_table::manifest::{table_file, LiveTable, Version};
-use leveldb_table::{each_entry, handle_value, FilterBlock, Lookup, Table, TableError};
+use leveldb_table::{each_entry, handle_value, FilterBlock, Lookup, ReadAt, Table, TableError};
 use serde::Serialize;
 
 const SEED: u32 = 0xbc9f1d34;
@@ -192,7 +192,8 @@ fn record(explained: &mut KeyExplained, step: Step) -> bool {
     explained.found.is_some()
 }
 
-fn skipped(dir: &Path, table: &LiveTable) -> Step {
+/// The step of a table LevelDB does not look in (its range excludes the key).
+pub fn skipped(dir: &Path, table: &LiveTable) -> Step {
     Step {
         level: table.level,
         table: table.number,
@@ -219,36 +220,42 @@ fn consult(
     step.range_holds_key = true;
     let file =
         leveldb_table::open_regular_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let parsed = Table::open(&file).map_err(|e| table_error(&path, e))?;
+    get_in_table(&file, reader, key, lookup, &mut step).map_err(|e| table_error(&path, e))?;
+    Ok(step)
+}
+
+/// LevelDB's `Table::InternalGet` for `key` (`lookup`: its lookup key) in the table
+/// read from `source`, told in `step`: the filter's answer, the block read and
+/// what it holds for the key.
+pub fn get_in_table<R: ReadAt + ?Sized>(
+    source: &R,
+    reader: Reader,
+    key: &[u8],
+    lookup: &[u8],
+    step: &mut Step,
+) -> Result<(), TableError> {
+    let parsed = Table::open(source)?;
     // The index entry of the block that may hold the key: the first whose separator
     // is at or after the lookup key.
-    let index = parsed
-        .block(parsed.index)
-        .map_err(|e| table_error(&path, e))?;
+    let index = parsed.block(parsed.index)?;
     let mut handle = None;
     each_entry(&index, parsed.index.offset, |separator, value| {
         if handle.is_none() && compare_internal_keys(separator, lookup).is_ge() {
             handle = Some(handle_value(value, parsed.index.offset)?);
         }
         Ok(())
-    })
-    .map_err(|e| table_error(&path, e))?;
+    })?;
     let Some(handle) = handle else {
         step.no_filter = Some("the key sorts after the table's last block".into());
         step.outcome = Some("not in table");
-        return Ok(step);
+        return Ok(());
     };
     match reader.policy_name {
         None => step.no_filter = Some("the reader has no filter policy".into()),
-        Some(name) => match parsed
-            .filter_block_handle(name)
-            .map_err(|e| table_error(&path, e))?
-        {
-            None => step.no_filter = Some(missing_filter_reason(&parsed, name, &path)?),
+        Some(name) => match parsed.filter_block_handle(name)? {
+            None => step.no_filter = Some(missing_filter_reason(&parsed, name)?),
             Some(filter_handle) => {
-                let block = parsed
-                    .block(filter_handle)
-                    .map_err(|e| table_error(&path, e))?;
+                let block = parsed.block(filter_handle)?;
                 match FilterBlock::parse(&block, filter_handle.offset) {
                     Err(e) => {
                         step.no_filter =
@@ -260,10 +267,10 @@ fn consult(
         },
     }
     if step.filter.as_ref().is_some_and(|f| f.answer == "absent") {
-        return Ok(step);
+        return Ok(());
     }
     step.data_block_read = Some(handle.offset);
-    let block = parsed.block(handle).map_err(|e| table_error(&path, e))?;
+    let block = parsed.block(handle)?;
     let mut first_at_or_after = None;
     each_entry(&block, handle.offset, |entry, _| {
         if first_at_or_after.is_none() && compare_internal_keys(entry, lookup).is_ge() {
@@ -271,8 +278,7 @@ fn consult(
                 parse_internal_key(entry).map(|p| (p.user_key == key, p.kind, p.sequence));
         }
         Ok(())
-    })
-    .map_err(|e| table_error(&path, e))?;
+    })?;
     match first_at_or_after {
         Some((true, kind, sequence)) => {
             step.outcome = Some(match kind {
@@ -286,26 +292,23 @@ fn consult(
         }
         _ => step.outcome = Some("not in table"),
     }
-    Ok(step)
+    Ok(())
 }
 
-/// Why a table has no filter block under the reader's policy name.
-fn missing_filter_reason(
-    table: &Table<'_, std::fs::File>,
+/// Why a table has no filter block under the reader's policy name: the names it
+/// has instead, each a short escaped excerpt.
+fn missing_filter_reason<R: ReadAt + ?Sized>(
+    table: &Table<'_, R>,
     name: &str,
-    path: &Path,
-) -> Result<String, String> {
-    let metaindex = table
-        .block(table.metaindex)
-        .map_err(|e| table_error(path, e))?;
+) -> Result<String, TableError> {
+    let metaindex = table.block(table.metaindex)?;
     let mut others = Vec::new();
     each_entry(&metaindex, table.metaindex.offset, |meta, _| {
         if let Some(other) = meta.strip_prefix(b"filter.") {
-            others.push(String::from_utf8_lossy(other).into_owned());
+            others.push(leveldb_table::manifest::excerpt(other));
         }
         Ok(())
-    })
-    .map_err(|e| table_error(path, e))?;
+    })?;
     Ok(if others.is_empty() {
         "the table has no filter block".into()
     } else {

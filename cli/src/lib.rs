@@ -4,8 +4,8 @@
 //! ([`lock`]) and reporting ([`report`]);
 //! following keys through a database's tables and filters ([`explain`],
 //! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
-//! command line ([`args`]) and its man pages and
-//! completions ([`docs`]).
+//! command line ([`args`], [`key_input`]) and its man pages and
+//! completions ([`docs`]); writing safely to terminals and files ([`output`]).
 
 pub mod args;
 pub mod audit;
@@ -16,8 +16,10 @@ pub mod docs;
 pub mod dry_run;
 pub mod explain;
 pub mod explain_text;
+pub mod key_input;
 pub mod lock;
 pub mod log_keys;
+pub mod output;
 pub mod refilter;
 pub mod refilter_command;
 pub mod report;

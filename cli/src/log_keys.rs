@@ -8,7 +8,7 @@ use std::path::Path;
 use leveldb_table::internal_key::EntryKind;
 use leveldb_table::log::open_log;
 use leveldb_table::manifest::Version;
-use leveldb_table::write_batch::batch_entries;
+use leveldb_table::write_batch::for_each_batch_entry;
 
 use crate::explain::Found;
 
@@ -38,12 +38,10 @@ pub fn newest_in_logs(
     for (_, path) in &logs {
         let mut log = open_log(path).map_err(|e| format!("{}: {e}", path.display()))?;
         // Records after a damaged one are not read here; LevelDB (without
-        // paranoid_checks) skips the damage and replays what follows.
+        // paranoid_checks) skips the damage and replays what follows. A batch's
+        // entries before its own damage stay, as in LevelDB's memtable.
         while let Ok(Some((_, record))) = log.next_record() {
-            let Ok(entries) = batch_entries(&record) else {
-                continue;
-            };
-            for entry in entries {
+            let _ = for_each_batch_entry(&record, |entry| {
                 if keys.iter().any(|k| k == entry.key) {
                     found.insert(
                         entry.key.to_vec(),
@@ -59,7 +57,7 @@ pub fn newest_in_logs(
                         },
                     );
                 }
-            }
+            });
         }
     }
     let read = if logs.is_empty() {

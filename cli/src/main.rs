@@ -4,14 +4,16 @@
 //! the given table files) without LevelDB, and proves for each filter that no key of
 //! the table can disappear behind it: which writer's bits it holds, and every key a
 //! reader of its name would answer "absent" for. Exit status: 0 when no key is
-//! missed and every table was read, 1 otherwise, 2 on a usage error.
+//! missed, every table was read and something was audited; 1 otherwise (or when
+//! the report could not be written); 2 on a usage error.
 //!
 //! `leveldb-bloom explain PATH KEY...` follows each key through the database as a
 //! Get does: the tables consulted, each filter's answer, the blocks read.
 //! `leveldb-bloom show` writes a page that draws a table's (or a playground's)
 //! filters bit by bit.
 
-use std::io::{IsTerminal, Write};
+use std::collections::{BTreeSet, HashMap};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,6 +24,8 @@ use rayon::prelude::*;
 use leveldb_bloom_cli::args::{Cli, Command, Policy, ShowArgs};
 use leveldb_bloom_cli::database::{self, Job};
 use leveldb_bloom_cli::docs::Generate;
+use leveldb_bloom_cli::key_input::{key_bytes, read_keys_file};
+use leveldb_bloom_cli::output::{json_safe, print_error, terminal_safe, write_file, write_stdout};
 use leveldb_bloom_cli::report::{Database, Outcome, Report};
 use leveldb_bloom_cli::{audit, explain, explain_text, log_keys, refilter_command, show};
 
@@ -92,6 +96,9 @@ fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) ->
                     });
                 }
                 report.notes.extend(plan.notes);
+                if let Some(message) = plan.error {
+                    report.error(path, None, message);
+                }
                 jobs.extend(plan.jobs);
             }
             Err(message) => report.error(path, None, message),
@@ -109,29 +116,34 @@ fn audit_paths(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) ->
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
             .expect("a valid template"),
     );
-    let outcomes: Vec<(&Job, Outcome)> = jobs
+    let outcomes: Vec<(&Job, Option<Outcome>)> = jobs
         .par_iter()
         .map(|job| (job, audit_file(job, max_missed, &|n| progress.inc(n))))
         .collect();
     progress.finish_and_clear();
+    // Each database's current version read again once, only if a table it listed
+    // is missing: LevelDB may have compacted it away meanwhile.
+    let mut live_now = HashMap::new();
     for (job, outcome) in outcomes {
+        let outcome = outcome.unwrap_or_else(|| still_listed(job, &mut live_now));
         report.add(&job.path, outcome);
     }
     report.finish();
     for error in &report.errors {
-        eprintln!("leveldb-bloom: ERROR {}", error.line());
+        print_error(&error.line());
     }
     let out = if json {
-        report.json() + "\n"
+        json_safe(&report.json()) + "\n"
     } else {
-        report.text()
+        terminal_safe(&report.text())
     };
-    // A reader that stops early (`| head`) has what it wanted: no panic, no message.
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
-    if report.clean() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    match write_stdout(&out) {
+        Err(message) => {
+            print_error(&message);
+            ExitCode::from(1)
+        }
+        Ok(()) if report.clean() => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(1),
     }
 }
 
@@ -144,18 +156,17 @@ fn explain_keys(
     log: bool,
     policy: Policy,
 ) -> ExitCode {
-    match explain_all(path, keys, hex, log, policy) {
-        Ok(explained) => {
-            let out = if json {
-                serde_json::to_string_pretty(&explained).expect("plain data") + "\n"
-            } else {
-                explain_text::text(&explained)
-            };
-            let _ = std::io::stdout().lock().write_all(out.as_bytes());
-            ExitCode::SUCCESS
-        }
+    let written = explain_all(path, keys, hex, log, policy).and_then(|explained| {
+        write_stdout(&if json {
+            json_safe(&serde_json::to_string_pretty(&explained).expect("plain data")) + "\n"
+        } else {
+            terminal_safe(&explain_text::text(&explained))
+        })
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("leveldb-bloom: ERROR {message}");
+            print_error(&message);
             ExitCode::from(1)
         }
     }
@@ -170,13 +181,7 @@ fn explain_all(
 ) -> Result<Vec<explain::KeyExplained>, String> {
     let keys: Vec<Vec<u8>> = keys
         .iter()
-        .map(|key| {
-            if hex {
-                parse_hex(key)
-            } else {
-                Ok(key.as_bytes().to_vec())
-            }
-        })
+        .map(|key| key_bytes(key, hex))
         .collect::<Result<_, _>>()?;
     let version = leveldb_table::manifest::live_version(path).map_err(|e| e.to_string())?;
     if let Some(name) = version
@@ -185,8 +190,9 @@ fn explain_all(
         .filter(|&n| n != database::BYTEWISE)
     {
         return Err(format!(
-            "{}: comparator {name:?}: only databases ordered by {:?} can be explained",
+            "{}: comparator {}: only databases ordered by {:?} can be explained",
             version.manifest.display(),
+            leveldb_table::manifest::excerpt(name.as_bytes()),
             database::BYTEWISE
         ));
     }
@@ -214,13 +220,10 @@ fn explain_all(
 
 /// Writes `page` to `output`; errors on stderr, exit 1.
 fn write_page(page: Result<String, String>, output: &Path) -> ExitCode {
-    let written = page.and_then(|page| {
-        std::fs::write(output, page).map_err(|e| format!("{}: {e}", output.display()))
-    });
-    match written {
+    match page.and_then(|page| write_file(output, page.as_bytes())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("leveldb-bloom: ERROR {message}");
+            print_error(&message);
             ExitCode::from(1)
         }
     }
@@ -228,86 +231,77 @@ fn write_page(page: Result<String, String>, output: &Path) -> ExitCode {
 
 /// The page `show` writes.
 fn show_page(args: &ShowArgs) -> Result<String, String> {
-    let bytes = |text: &str| {
-        if args.hex {
-            parse_hex(text)
-        } else {
-            Ok(text.as_bytes().to_vec())
-        }
-    };
-    let key = args.key.as_deref().map(bytes).transpose()?;
+    let key = args
+        .key
+        .as_deref()
+        .map(|key| key_bytes(key, args.hex))
+        .transpose()?;
     let data = match &args.table {
         Some(table) => show::from_table(table, args.filter, key.as_deref())?,
         None => {
             let text = match &args.keys_file {
-                Some(file) => {
-                    std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?
-                }
+                Some(file) => read_keys_file(file)?,
                 None => String::new(),
             };
             let keys: Vec<Vec<u8>> = (args.keys.iter().map(String::as_str))
                 .chain(text.lines())
-                .map(bytes)
+                .map(|key| key_bytes(key, args.hex))
                 .collect::<Result<_, _>>()?;
-            show::playground(args.bits_per_key, &keys, key.as_deref())
+            show::playground(args.bits_per_key, &keys, key.as_deref())?
         }
     };
     Ok(show::page(&data))
 }
 
-fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
-    let digits = text.as_bytes();
-    if !digits.len().is_multiple_of(2) {
-        return Err(format!("{text:?}: an odd number of hex digits"));
-    }
-    digits
-        .chunks(2)
-        .map(|pair| {
-            std::str::from_utf8(pair)
-                .ok()
-                .and_then(|p| u8::from_str_radix(p, 16).ok())
-                .ok_or_else(|| format!("{text:?}: not hex"))
-        })
-        .collect()
-}
-
 /// Reads and audits one table, opened only if it is a regular file. A table deleted
 /// since it was listed (LevelDB compacts while it runs) is skipped, not an error;
-/// a live table is skipped only if the current version no longer lists it.
-fn audit_file(job: &Job, max_missed: usize, read: &dyn Fn(u64)) -> Outcome {
+/// `None` for a live table found missing, which [`still_listed`] settles.
+fn audit_file(job: &Job, max_missed: usize, read: &dyn Fn(u64)) -> Option<Outcome> {
     let file = match leveldb_table::open_regular_file(&job.path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return missing(job),
-        Err(e) => return Outcome::Unreadable(None, e.to_string()),
+        Err(e) => return Some(Outcome::Unreadable(None, e.to_string())),
     };
-    match audit::audit(job.path.display().to_string(), &file, max_missed, read) {
-        Ok(mut table) => {
-            table.level = job.level;
-            Outcome::Audited(Box::new(table))
-        }
-        Err(e) => Outcome::Unreadable(Some(e.offset), e.message),
-    }
+    Some(
+        match audit::audit(job.path.display().to_string(), &file, max_missed, read) {
+            Ok(mut table) => {
+                table.level = job.level;
+                Outcome::Audited(Box::new(table))
+            }
+            Err(e) => Outcome::Unreadable(Some(e.offset), e.message),
+        },
+    )
 }
 
-/// What a table that could not be found is: a dangling symlink (an error), a live
-/// table still listed by the current version (an error), or a table a compaction
-/// deleted (skipped).
-fn missing(job: &Job) -> Outcome {
+/// What a table that could not be found is: a dangling symlink (an error), a table
+/// not listed by a current version (skipped: a compaction deleted it), or `None`
+/// for a live table, to be checked against the current version once more.
+fn missing(job: &Job) -> Option<Outcome> {
     if let Ok(link) = std::fs::read_link(&job.path) {
-        return Outcome::Unreadable(
+        return Some(Outcome::Unreadable(
             None,
             format!("a symlink to {}, which does not exist", link.display()),
-        );
+        ));
     }
-    let Some(number) = job.live_number else {
-        return Outcome::Skipped;
-    };
-    let dir = job.path.parent().unwrap_or(Path::new("."));
-    match database::live_tables(dir) {
-        Ok(live) if live.iter().any(|&(_, n)| n == number) => Outcome::Unreadable(
+    job.live_number.is_none().then_some(Outcome::Skipped)
+}
+
+/// A live table found missing: an error if the database's current version, read
+/// again (once per database, however many tables are missing), still lists it;
+/// skipped if a compaction has deleted it meanwhile.
+fn still_listed(job: &Job, live_now: &mut HashMap<PathBuf, BTreeSet<u64>>) -> Outcome {
+    let dir = job.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let live = live_now.entry(dir).or_insert_with_key(|dir| {
+        database::live_tables(dir)
+            .map(|live| live.into_iter().map(|(_, number)| number).collect())
+            .unwrap_or_default()
+    });
+    if job.live_number.is_some_and(|number| live.contains(&number)) {
+        Outcome::Unreadable(
             None,
             "missing: the database's current version lists this table".to_string(),
-        ),
-        _ => Outcome::Skipped,
+        )
+    } else {
+        Outcome::Skipped
     }
 }

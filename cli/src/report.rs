@@ -54,6 +54,9 @@ pub enum Verdict {
     KeysMissed,
     /// No key missed in what was read, but something could not be read.
     Unreadable,
+    /// Nothing to audit: no table, and no database whose current version was read
+    /// (a directory with neither `CURRENT` nor table files: a wrong path).
+    NothingAudited,
 }
 
 #[derive(Default, Serialize)]
@@ -116,6 +119,10 @@ impl Report {
             Verdict::KeysMissed
         } else if !self.errors.is_empty() {
             Verdict::Unreadable
+        } else if self.tables.is_empty()
+            && !self.databases.iter().any(|d| d.tables_from == "manifest")
+        {
+            Verdict::NothingAudited
         } else {
             Verdict::Ok
         });
@@ -145,9 +152,9 @@ impl Report {
         }
     }
 
-    /// No key missed, every table read.
+    /// No key missed, every table read, and something read.
     pub fn clean(&self) -> bool {
-        self.missed == 0 && self.errors.is_empty()
+        self.verdict == Some(Verdict::Ok)
     }
 
     pub fn json(&self) -> String {
@@ -225,6 +232,8 @@ impl Report {
             match self.verdict {
                 Some(Verdict::Ok) => "OK: no key can disappear behind these filters",
                 Some(Verdict::KeysMissed) => "FAILED: keys would be missed (listed above)",
+                Some(Verdict::NothingAudited) =>
+                    "FAILED: nothing audited: no LevelDB database (CURRENT) and no table file (*.ldb, *.sst) here",
                 _ => "FAILED: some tables could not be read (listed above)",
             }
         );

@@ -2,7 +2,8 @@
 //! goleveldb, mutated (bytes set, bits flipped, LevelDB's own integers planted,
 //! spans copied, the end cut; in half the cases the checksums mended afterwards, so
 //! that the mutations reach the parsers behind them), read by the audit, the table
-//! reader and the MANIFEST reader. None may panic, take more than a few seconds, or allocate more than a
+//! reader, `show`'s and `explain`'s paths, the MANIFEST and write-batch readers.
+//! None may panic, take more than a few seconds, or allocate more than a
 //! fixed bound. `make test` runs a short run; `make fuzz` a long one
 //! (`TABLE_FUZZ_CASES`).
 
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use leveldb_table::log::LogReader;
 use leveldb_table::manifest::decode_edit;
+use leveldb_table::write_batch::for_each_batch_entry;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -239,11 +241,17 @@ fn mutate(bytes: &mut Vec<u8>, mutation: &Mutation) {
     }
 }
 
-/// Everything the tool does with bytes it is handed: audit them as a table, walk
-/// them with the table reader, read them as a MANIFEST.
+/// Everything the tool does with bytes it is handed: audit them as a table, draw
+/// them as `show` does (its page's data, asked about a key), follow a key through
+/// them as `explain` does, walk them with the table reader, read them as a MANIFEST
+/// and as a write-ahead log of batches.
 fn read_everything(bytes: &[u8]) -> bool {
     let audited =
         leveldb_bloom_cli::audit::audit("fuzz".into(), bytes, usize::MAX, &|_| {}).is_ok();
+    if let Ok(page) = leveldb_bloom_cli::show::table_page("fuzz", bytes, None, Some(b"key")) {
+        std::hint::black_box(page);
+    }
+    explain_in(bytes);
     if let Ok(table) = leveldb_table::Table::open(bytes) {
         let _ = table.for_each_data_block(|h, block| {
             leveldb_table::each_entry(block, h.offset, |_, _| Ok(()))
@@ -252,8 +260,36 @@ fn read_everything(bytes: &[u8]) -> bool {
     let mut log = LogReader::new(bytes);
     while let Ok(Some((_, record))) = log.next_record() {
         let _ = decode_edit(&record);
+        let _ = for_each_batch_entry(&record, |entry| {
+            std::hint::black_box(entry);
+        });
     }
     audited
+}
+
+/// `explain`'s Get of two keys (one before, one after LevelDB's keys) in the table
+/// `bytes`, as LevelDB's reader of either policy name would do it.
+fn explain_in(bytes: &[u8]) {
+    use leveldb_bloom_cli::explain::{get_in_table, skipped, Reader};
+    let live = leveldb_table::manifest::LiveTable {
+        level: 0,
+        number: 5,
+        size: bytes.len() as u64,
+        smallest: leveldb_table::internal_key::InternalKey(Vec::new()),
+        largest: leveldb_table::internal_key::InternalKey(Vec::new()),
+    };
+    for (key, policy) in [
+        (&b"a"[..], leveldb_bloom::POLICY_NAME),
+        (&b"\xff\xff"[..], leveldb_bloom::LEGACY_POLICY_NAME),
+    ] {
+        let mut lookup = key.to_vec();
+        lookup.extend_from_slice(&(u64::MAX >> 8 << 8 | 1).to_le_bytes());
+        let mut step = skipped(std::path::Path::new("fuzz"), &live);
+        let reader = Reader {
+            policy_name: Some(policy),
+        };
+        let _ = get_in_table(bytes, reader, key, &lookup, &mut step);
+    }
 }
 
 fn cases() -> u32 {

@@ -65,7 +65,7 @@ fn run(args: &[&str], paths: &[&Path]) -> Run {
         // a risk accepted in a test that failed by hanging anyway).
         unsafe { libc::kill(pid, libc::SIGKILL) };
     });
-    let output = child.wait_with_output_rusage();
+    let output = common::bounded::wait_with_output_rusage(child);
     drop(watchdog);
     let (status, stdout, stderr, rusage) = output;
     assert_ne!(
@@ -79,40 +79,6 @@ fn run(args: &[&str], paths: &[&Path]) -> Run {
         stderr,
         seconds: start.elapsed().as_secs_f64(),
         max_rss_kib: rusage.ru_maxrss,
-    }
-}
-
-/// `wait_with_output`, reaping with wait4(2) to get the child's own resource usage.
-trait WaitRusage {
-    fn wait_with_output_rusage(self) -> (std::process::ExitStatus, String, String, libc::rusage);
-}
-
-impl WaitRusage for std::process::Child {
-    fn wait_with_output_rusage(
-        mut self,
-    ) -> (std::process::ExitStatus, String, String, libc::rusage) {
-        use std::io::Read;
-        let (mut out, mut err) = (String::new(), String::new());
-        let mut stderr = self.stderr.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut err = String::new();
-            stderr.read_to_string(&mut err).unwrap();
-            err
-        });
-        self.stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        err.push_str(&reader.join().unwrap());
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 writes the status and usage of our own child into the two
-        // valid, exclusively borrowed out-parameters.
-        let reaped = unsafe { libc::wait4(self.id() as libc::pid_t, &mut status, 0, &mut usage) };
-        assert_eq!(reaped, self.id() as libc::pid_t);
-        (std::process::ExitStatus::from_raw(status), out, err, usage)
     }
 }
 

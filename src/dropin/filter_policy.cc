@@ -89,7 +89,8 @@ class BloomPolicy final : public leveldb::FilterPolicy {
 
   // Sized, then written in place, as LevelDB's own bloom.cc does: the one
   // allocation is the string's, and a failing one throws std::bad_alloc to LevelDB
-  // exactly as LevelDB's own resize would. No Rust frame is on the stack then.
+  // exactly as LevelDB's own resize would (no Rust frame is on the stack then). The
+  // bytes resize appends are NUL, which the filter's bits are set into.
   void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
     const std::size_t length = calls_->filter_length(state_, n);
     const std::size_t start = dst->size();

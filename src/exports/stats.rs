@@ -61,8 +61,10 @@ impl leveldb_bloom_stats_t {
 }
 
 /// Turns counting on (`enable` non-zero) or off (0) for the whole process. Off
-/// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set when
-/// the library was loaded. Counts are kept while off.
+/// until called, unless the environment variable `LEVELDB_BLOOM_STATS` was set, and
+/// its destination opened, when the library was loaded (ignored in a setuid or
+/// setgid process); then a forked child also starts its counts from zero. Counts are
+/// kept while off.
 #[no_mangle]
 pub extern "C" fn leveldb_bloom_stats_enable(enable: c_int) {
     guard(

@@ -59,6 +59,19 @@ impl<'a> FilterBlock<'a> {
         self.count
     }
 
+    /// How many of the filters a data block of a file of `file_len` bytes can be
+    /// covered by: those of index `offset >> base_lg` for some offset within the
+    /// file. LevelDB writes no others; a block claiming millions more (its offset
+    /// array as long as the block) names filters no Get ever consults, and a reader
+    /// that keeps something per filter keeps it for these only, as many as the file
+    /// has bytes at most.
+    pub fn reachable_count(&self, file_len: u64) -> usize {
+        match file_len.checked_sub(1) {
+            Some(last) => self.count.min(self.index_of(last).saturating_add(1)),
+            None => 0,
+        }
+    }
+
     /// What LevelDB does with filter `i`.
     pub fn lookup(&self, i: usize) -> Lookup<'a> {
         if i >= self.count {
@@ -104,13 +117,13 @@ impl<R: ReadAt + ?Sized> Table<'_, R> {
 
     /// The user keys (internal keys without their tag) of the data blocks each filter
     /// of `filters` covers, in order, duplicates kept: what the table builder gave
-    /// the policy for each filter. Holds every key of the table: for tests and small
-    /// tables.
+    /// the policy for each filter (of the [reachable](FilterBlock::reachable_count)
+    /// ones). Holds every key of the table: for tests and small tables.
     pub fn keys_by_filter(
         &self,
         filters: &FilterBlock<'_>,
     ) -> Result<Vec<Vec<Vec<u8>>>, TableError> {
-        let mut keys = vec![Vec::new(); filters.count()];
+        let mut keys = vec![Vec::new(); filters.reachable_count(self.len())];
         self.for_each_data_block(|handle, block| {
             let Some(covering) = keys.get_mut(filters.index_of(handle.offset)) else {
                 return Ok(());

@@ -98,6 +98,34 @@ pub fn table_file(db_dir: &Path, number: u64) -> PathBuf {
     }
 }
 
+/// The bytes a message may show of what a file holds.
+const EXCERPT_LEN: usize = 40;
+
+/// A short excerpt of bytes read from a file, for a message: at most its first
+/// [`EXCERPT_LEN`] bytes, quoted, every control character and invalid byte escaped
+/// (a terminal never receives an escape sequence from a file), "…" if cut.
+pub fn excerpt(bytes: &[u8]) -> String {
+    let cut = bytes.len() > EXCERPT_LEN;
+    let mut shown = String::from("\"");
+    shown.extend(
+        bytes[..bytes.len().min(EXCERPT_LEN)]
+            .utf8_chunks()
+            .flat_map(|chunk| {
+                let valid = chunk.valid().chars().flat_map(char::escape_debug);
+                let invalid = chunk
+                    .invalid()
+                    .iter()
+                    .flat_map(|&b| std::ascii::escape_default(b).map(char::from));
+                valid.chain(invalid).collect::<Vec<_>>()
+            }),
+    );
+    shown.push('"');
+    if cut {
+        shown.push('…');
+    }
+    shown
+}
+
 /// Decodes one MANIFEST record (a `VersionEdit`), as LevelDB's `DecodeFrom`: any
 /// unknown tag, a level out of range or a field cut short is an error.
 pub fn decode_edit(record: &[u8]) -> Result<VersionEdit, String> {
@@ -197,12 +225,15 @@ pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
         .ok()
         .filter(|n| n.starts_with("MANIFEST-") && !n.contains('/'))
         .ok_or_else(|| {
-            let shown = String::from_utf8_lossy(name);
-            fail(
-                &current_path,
-                None,
-                format!("names {shown:?}, not a MANIFEST"),
-            )
+            // What CURRENT holds is shown only when CURRENT is a file of the database
+            // itself, and only its start: a CURRENT that is a symlink to another
+            // file (a password file) must not have that file printed.
+            let shown = if current_path.is_symlink() {
+                format!("a symlink holding {} bytes", current.len())
+            } else {
+                format!("names {}", excerpt(name))
+            };
+            fail(&current_path, None, format!("{shown}, not a MANIFEST"))
         })?;
     let manifest = db_dir.join(name);
     let mut log = open_log(&manifest).map_err(|e| fail(&manifest, None, e.to_string()))?;

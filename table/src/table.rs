@@ -1,6 +1,7 @@
 //! A table: its footer, and its blocks read one at a time (data blocks a run of
 //! neighbours at a time), each checked against its checksum and decompressed.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 
 use crate::block::{each_entry, handle_value, BlockHandle, TRAILER_LEN};
@@ -85,18 +86,14 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
     }
 
     /// Calls `visit` with each data block's handle and contents, in the index's order,
+    /// each block once (see [`data_block_handles`](Self::data_block_handles)),
     /// reading neighbouring blocks together (up to a megabyte) and stopping at the
     /// first error, `visit`'s or the table's.
     pub fn for_each_data_block(
         &self,
         mut visit: impl FnMut(BlockHandle, &[u8]) -> Result<(), TableError>,
     ) -> Result<(), TableError> {
-        let index = self.block(self.index)?;
-        let mut handles = Vec::new();
-        each_entry(&index, self.index.offset, |_, value| {
-            handles.push(handle_value(value, self.index.offset)?);
-            Ok(())
-        })?;
+        let handles = self.data_block_handles()?;
         let (mut run, mut contents) = (Vec::new(), Vec::new());
         let mut rest = &handles[..];
         while let Some(&first) = rest.first() {
@@ -121,6 +118,72 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
         Ok(())
     }
 
+    /// The data blocks the index lists, in its order, each once: an entry naming a
+    /// block already listed is dropped (its keys are that block's, already counted),
+    /// and one whose block overlaps another listed block, or lies past the file, is
+    /// an error. LevelDB writes one entry per block, in file order; a crafted index
+    /// of millions of entries naming one block so costs a walk of the index, not
+    /// millions of reads, and the blocks read add up to at most the file's size.
+    pub fn data_block_handles(&self) -> Result<Vec<BlockHandle>, TableError> {
+        let index = self.block(self.index)?;
+        let mut handles = Vec::new();
+        // The listed blocks: offset to end, trailer included.
+        let mut listed: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut last = None;
+        each_entry(&index, self.index.offset, |_, value| {
+            let handle = handle_value(value, self.index.offset)?;
+            if last == Some(handle) {
+                return Ok(());
+            }
+            let end = self.check_extent(handle)?;
+            let before = listed.range(..=handle.offset).next_back();
+            let after = listed.range(handle.offset..).next();
+            if before.is_some_and(|(&start, &e)| start == handle.offset && e == end) {
+                return Ok(());
+            }
+            let overlaps = before.is_some_and(|(_, &e)| e > handle.offset)
+                || after.is_some_and(|(&start, _)| start < end);
+            if overlaps {
+                return error(
+                    handle.offset,
+                    format!(
+                        "the index lists a block of {} bytes here that overlaps another block it lists",
+                        handle.size
+                    ),
+                );
+            }
+            listed.insert(handle.offset, end);
+            handles.push(handle);
+            last = Some(handle);
+            Ok(())
+        })?;
+        Ok(handles)
+    }
+
+    /// Where `handle`'s block ends, trailer included, once it is known to lie within
+    /// the file and within [`MAX_BLOCK_LEN`].
+    fn check_extent(&self, handle: BlockHandle) -> Result<u64, TableError> {
+        if handle.size > MAX_BLOCK_LEN {
+            return error(
+                handle.offset,
+                format!(
+                    "block of {} bytes: larger than any this tool reads ({MAX_BLOCK_LEN})",
+                    handle.size
+                ),
+            );
+        }
+        match handle.end() {
+            Some(end) if end <= self.len => Ok(end),
+            _ => error(
+                handle.offset,
+                format!(
+                    "block of {} bytes runs past the end of the file ({} bytes)",
+                    handle.size, self.len
+                ),
+            ),
+        }
+    }
+
     /// Reads the blocks from `first` to `last` (neighbours in the file), trailers
     /// included, into `buf`, once their extent is known to be within the file and
     /// each block within [`MAX_BLOCK_LEN`].
@@ -130,27 +193,8 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
         last: BlockHandle,
         buf: &mut Vec<u8>,
     ) -> Result<(), TableError> {
-        for handle in [first, last] {
-            if handle.size > MAX_BLOCK_LEN {
-                return error(
-                    handle.offset,
-                    format!(
-                        "block of {} bytes: larger than any this tool reads ({MAX_BLOCK_LEN})",
-                        handle.size
-                    ),
-                );
-            }
-            if handle.end().is_none_or(|end| end > self.len) {
-                return error(
-                    handle.offset,
-                    format!(
-                        "block of {} bytes runs past the end of the file ({} bytes)",
-                        handle.size, self.len
-                    ),
-                );
-            }
-        }
-        let end = last.end().expect("checked");
+        self.check_extent(first)?;
+        let end = self.check_extent(last)?;
         buf.clear();
         buf.resize((end - first.offset) as usize, 0);
         self.source

@@ -16,8 +16,15 @@ pub struct BatchEntry<'a> {
     pub value: &'a [u8],
 }
 
-/// The entries of the write batch `record`, or why it does not parse.
-pub fn batch_entries(record: &[u8]) -> Result<Vec<BatchEntry<'_>>, String> {
+/// Calls `visit` with each entry of the write batch `record`, in order, as LevelDB's
+/// `WriteBatch::Iterate` hands them to the memtable while it parses: entries before
+/// a malformed one, or before a count found wrong at the end, have been visited
+/// (and stay in LevelDB's memtable) when the error is returned. Holds one entry at
+/// a time, however many the record has.
+pub fn for_each_batch_entry<'a>(
+    record: &'a [u8],
+    mut visit: impl FnMut(BatchEntry<'a>),
+) -> Result<(), String> {
     if record.len() < HEADER_LEN {
         return Err("write batch shorter than its header".into());
     }
@@ -25,13 +32,13 @@ pub fn batch_entries(record: &[u8]) -> Result<Vec<BatchEntry<'_>>, String> {
         | u64::from(fixed32(record, 4).expect("header")) << 32;
     let count = fixed32(record, 8).expect("header");
     let mut pos = HEADER_LEN;
-    let slice = |pos: &mut usize| -> Option<&[u8]> {
+    let slice = |pos: &mut usize| -> Option<&'a [u8]> {
         let len = usize::try_from(varint(record, pos)?).ok()?;
         let bytes = record.get(*pos..pos.checked_add(len)?)?;
         *pos += len;
         Some(bytes)
     };
-    let mut entries = Vec::new();
+    let mut found = 0u64;
     while pos < record.len() {
         let tag = record[pos];
         pos += 1;
@@ -47,18 +54,16 @@ pub fn batch_entries(record: &[u8]) -> Result<Vec<BatchEntry<'_>>, String> {
             ),
             other => return Err(format!("unknown write batch tag {other}")),
         };
-        entries.push(BatchEntry {
-            sequence: sequence.wrapping_add(entries.len() as u64),
+        visit(BatchEntry {
+            sequence: sequence.wrapping_add(found),
             kind,
             key,
             value,
         });
+        found += 1;
     }
-    if entries.len() as u64 != u64::from(count) {
-        return Err(format!(
-            "write batch counts {count} entries, holds {}",
-            entries.len()
-        ));
+    if found != u64::from(count) {
+        return Err(format!("write batch counts {count} entries, holds {found}"));
     }
-    Ok(entries)
+    Ok(())
 }

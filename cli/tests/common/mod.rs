@@ -3,6 +3,9 @@
 //! table's filter block in place.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod bounded;
+pub mod craft;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
