@@ -61,6 +61,30 @@
 
 namespace leveldb_bloom {
 
+namespace detail {
+
+/// Adds `extra` elements to `*container`; false, leaving it as it was, when that
+/// cannot be done (too long, or no memory). Compiled without exceptions (as LevelDB
+/// itself is, -fno-exceptions), only "too long" is caught: no memory ends the
+/// program, as it would end LevelDB's own CreateFilter.
+template <typename Container>
+inline bool grow(Container* container, std::size_t extra) {
+  const std::size_t size = container->size();
+  if (extra > container->max_size() - size) return false;
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+  try {
+    container->resize(size + extra);
+  } catch (const std::exception&) {  // std::bad_alloc, std::length_error
+    return false;
+  }
+#else
+  container->resize(size + extra);
+#endif
+  return true;
+}
+
+}  // namespace detail
+
 /// A bloom filter policy of this library (LevelDB's "leveldb.BuiltinBloomFilter2",
 /// byte for byte), owning a handle from leveldb_bloom_policy_create and releasing it
 /// with leveldb_bloom_policy_destroy. Move-only; moved-from and failed policies are
@@ -130,9 +154,7 @@ class Policy {
     if (length < LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH) {
       length = LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH;  // room for 00 FF
     }
-    try {
-      dst->resize(start + length);
-    } catch (const std::exception&) {  // std::bad_alloc, std::length_error
+    if (!detail::grow(dst, length)) {
       length = LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH;  // the library writes 00 FF
       dst->resize(start + length);
     }
@@ -223,10 +245,7 @@ class FilterPolicy : public leveldb::FilterPolicy {
     const std::size_t count = n > 0 ? static_cast<std::size_t>(n) : 0;
     std::vector<const char*> pointers;
     std::vector<std::size_t> lengths;
-    try {
-      pointers.resize(count);
-      lengths.resize(count);
-    } catch (const std::bad_alloc&) {
+    if (!detail::grow(&pointers, count) || !detail::grow(&lengths, count)) {
       // The match-all filter, written by the library: no arrays is a bad input.
       const std::size_t start = dst->size();
       dst->resize(start + LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH);

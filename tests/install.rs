@@ -33,7 +33,7 @@ fn prefix_install_links_with_pkg_config_and_uninstalls() {
     );
     assert!(!sections.contains(".debug_info"), "{sections}");
     // The tool is built without it, as `cargo install` (which never strips) installs it.
-    let sections = common::run(Command::new("readelf").arg("-S").arg(tool()));
+    let sections = common::run(Command::new("readelf").arg("-S").arg(common::tool()));
     assert!(!sections.contains(".debug_info"), "{sections}");
     let pkg_config = PkgConfig::new(&[("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))]);
     assert_eq!(pkg_config.query(&["--modversion"]), VERSION);
@@ -175,7 +175,7 @@ fn assert_layout(root: &Path) {
         "man-pages-{}",
         root.file_name().unwrap().to_string_lossy()
     ));
-    common::run(Command::new(tool()).arg("man-pages").arg(&pages));
+    common::run(Command::new(common::tool()).arg("man-pages").arg(&pages));
     for page in files_under(&pages).into_keys() {
         expected.insert(format!("share/man/man1/{page}"), Entry::File);
     }
@@ -304,19 +304,8 @@ fn make(args: &[&str]) {
     common::run(
         make_command(args)
             .arg(artifacts)
-            .arg(format!("TOOL={}", tool().display())),
+            .arg(format!("TOOL={}", common::tool().display())),
     );
-}
-
-/// The command-line tool of this test run's build.
-fn tool() -> PathBuf {
-    let tool = common::lib_dir().parent().unwrap().join("leveldb-bloom");
-    assert!(
-        tool.exists(),
-        "{} missing: run cargo test --workspace",
-        tool.display()
-    );
-    tool
 }
 
 fn make_command(args: &[&str]) -> Command {

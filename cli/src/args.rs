@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 
 /// `leveldb-bloom`: its options and subcommand.
 #[derive(Parser)]
@@ -54,7 +54,7 @@ pub enum Command {
     /// the report could not be written (a full disk); 2 on a usage error.
     Audit {
         /// Database directories or table files.
-        #[arg(required = true)]
+        #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
         paths: Vec<PathBuf>,
         /// One JSON document on stdout instead of the text report.
         #[arg(long)]
@@ -63,7 +63,7 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
         /// List at most N missed keys per table (all are counted).
-        #[arg(long, value_name = "N", default_value_t = 1000)]
+        #[arg(long, value_name = "N", default_value_t = 1000, value_hint = ValueHint::Other)]
         max_missed: usize,
     },
     /// Follows keys through a LevelDB database as a Get does: which tables it consults,
@@ -78,9 +78,10 @@ pub enum Command {
     /// leveldb.BytewiseComparator, a table that cannot be read); 2 on a usage error.
     Explain {
         /// The database directory.
+        #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
         path: PathBuf,
         /// The keys, as text (or hex with --hex).
-        #[arg(required = true)]
+        #[arg(required = true, value_name = "KEY", value_hint = ValueHint::Other)]
         keys: Vec<String>,
         /// The keys are hex.
         #[arg(long)]
@@ -93,7 +94,7 @@ pub enum Command {
         #[arg(long)]
         log: bool,
         /// The filter policy of the reader to explain.
-        #[arg(long, value_enum, default_value_t = Policy::Leveldb)]
+        #[arg(long, value_name = "POLICY", value_enum, default_value_t = Policy::Leveldb)]
         policy: Policy,
     },
     /// Writes one self-contained HTML page that draws LevelDB's real filters.
@@ -121,6 +122,7 @@ pub enum Command {
     /// nothing was changed because of an error, 2 on a usage error.
     Refilter {
         /// The database directory.
+        #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
         path: PathBuf,
         /// Bits per key of the new filters, 0 to 1000 (with --dry-run, a list: 6,10,16).
         #[arg(
@@ -128,7 +130,8 @@ pub enum Command {
             value_name = "N",
             value_delimiter = ',',
             required = true,
-            value_parser = clap::value_parser!(u32).range(0..=1000)
+            value_parser = clap::value_parser!(u32).range(0..=1000),
+            value_hint = ValueHint::Other
         )]
         bits_per_key: Vec<u32>,
         /// The filters to write.
@@ -148,28 +151,30 @@ pub enum Command {
 #[derive(Args)]
 pub struct ShowArgs {
     /// A table file (*.ldb, *.sst); without it, the playground.
+    #[arg(value_name = "TABLE", value_hint = ValueHint::FilePath)]
     pub table: Option<PathBuf>,
     /// The filter to draw first.
-    #[arg(long, value_name = "N", requires = "table", conflicts_with = "key")]
+    #[arg(long, value_name = "N", requires = "table", conflicts_with = "key", value_hint = ValueHint::Other)]
     pub filter: Option<usize>,
     /// Ask the filter about this key when the page opens (with TABLE: draw the
     /// filter LevelDB consults for it).
-    #[arg(long)]
+    #[arg(long, value_name = "KEY", value_hint = ValueHint::Other)]
     pub key: Option<String>,
     /// The playground's bits per key, 0 to 100 (past 44, k stays 30).
-    #[arg(long, value_name = "B", default_value_t = 10, conflicts_with = "table")]
+    #[arg(long, value_name = "B", default_value_t = 10, conflicts_with = "table", value_hint = ValueHint::Other)]
     pub bits_per_key: u32,
     /// The playground's keys, separated by commas.
-    #[arg(long, value_delimiter = ',', conflicts_with = "table")]
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',', conflicts_with = "table", value_hint = ValueHint::Other)]
     pub keys: Vec<String>,
-    /// The playground's keys, one per line: a regular file of at most 64 MiB, or `-`
-    /// for stdin.
-    #[arg(long, value_name = "FILE", conflicts_with = "table")]
+    /// The playground's keys, one per line: any bytes but a newline (with --hex, hex
+    /// digits); a regular file of at most 64 MiB, or `-` for stdin.
+    #[arg(long, value_name = "FILE", conflicts_with = "table", value_hint = ValueHint::FilePath)]
     pub keys_file: Option<PathBuf>,
     /// Keys (--key, --keys, --keys-file) are hex.
     #[arg(long)]
     pub hex: bool,
-    /// The page to write: a new or regular file, never a symlink's target.
-    #[arg(short, long, value_name = "PAGE.html")]
+    /// The page to write: a new or regular file, never a symlink's target; `-` writes
+    /// it to stdout.
+    #[arg(short, long, value_name = "PAGE.html", value_hint = ValueHint::FilePath)]
     pub output: PathBuf,
 }

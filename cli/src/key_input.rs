@@ -28,10 +28,10 @@ pub fn key_bytes(text: &str, hex: bool) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-/// The text of the keys file `path` (`-`: stdin), at most [`MAX_KEYS_FILE_LEN`]
+/// The bytes of the keys file `path` (`-`: stdin), at most [`MAX_KEYS_FILE_LEN`]
 /// bytes. A FIFO, device or directory is refused unread (`/dev/zero` never
 /// fills memory; a FIFO never blocks).
-pub fn read_keys_file(path: &Path) -> Result<String, String> {
+pub fn read_keys_file(path: &Path) -> Result<Vec<u8>, String> {
     let fail = |e: std::io::Error| format!("{}: {e}", path.display());
     let mut bytes = Vec::new();
     if path == Path::new("-") {
@@ -51,5 +51,5 @@ pub fn read_keys_file(path: &Path) -> Result<String, String> {
             path.display()
         ));
     }
-    String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))
+    Ok(bytes)
 }

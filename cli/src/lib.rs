@@ -4,8 +4,9 @@
 //! ([`lock`]) and reporting ([`report`]);
 //! following keys through a database's tables and filters ([`explain`],
 //! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
-//! command line ([`args`], [`key_input`]) and its man pages and
-//! completions ([`docs`]); writing safely to terminals and files ([`output`]).
+//! command line ([`args`], [`key_input`]), its hints on wrong turns ([`hints`]), its
+//! man pages ([`man`]) and completions ([`docs`]); writing safely to terminals and
+//! files ([`output`]).
 
 pub mod args;
 pub mod audit;
@@ -16,9 +17,11 @@ pub mod docs;
 pub mod dry_run;
 pub mod explain;
 pub mod explain_text;
+pub mod hints;
 pub mod key_input;
 pub mod lock;
 pub mod log_keys;
+pub mod man;
 pub mod output;
 pub mod refilter;
 pub mod refilter_command;

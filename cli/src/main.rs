@@ -27,11 +27,13 @@ use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::key_input::{key_bytes, read_keys_file};
 use leveldb_bloom_cli::output::{json_safe, print_error, terminal_safe, write_file, write_stdout};
 use leveldb_bloom_cli::report::{Database, Outcome, Report};
-use leveldb_bloom_cli::{audit, explain, explain_text, log_keys, refilter_command, show};
+use leveldb_bloom_cli::{audit, explain, explain_text, hints, log_keys, refilter_command, show};
 
 fn main() -> ExitCode {
     let command = Cli::command().long_version(long_version());
-    let matches = Generate::augment_subcommands(command).get_matches();
+    let matches = Generate::augment_subcommands(command)
+        .try_get_matches()
+        .unwrap_or_else(|e| hints::exit_on_parse_error(e));
     if matches
         .subcommand_name()
         .is_some_and(Generate::has_subcommand)
@@ -55,8 +57,14 @@ fn main() -> ExitCode {
             json,
             log,
             policy,
-        } => explain_keys(&path, &keys, hex, json, log, policy),
-        Command::Show(args) => write_page(show_page(&args), &args.output),
+        } => match hints::database_expected(&path) {
+            Some(hint) => usage_error(&hint),
+            None => explain_keys(&path, &keys, hex, json, log, policy),
+        },
+        Command::Show(args) => match args.table.as_deref().and_then(hints::table_expected) {
+            Some(hint) => usage_error(&hint),
+            None => write_page(show_page(&args), &args.output),
+        },
         Command::Refilter {
             path,
             bits_per_key,
@@ -218,9 +226,22 @@ fn explain_all(
         .collect()
 }
 
-/// Writes `page` to `output`; errors on stderr, exit 1.
+/// A usage error: the message on stderr, exit 2.
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("leveldb-bloom: ERROR {message}");
+    ExitCode::from(2)
+}
+
+/// Writes `page` to `output` (`-`: stdout); errors on stderr, exit 1.
 fn write_page(page: Result<String, String>, output: &Path) -> ExitCode {
-    match page.and_then(|page| write_file(output, page.as_bytes())) {
+    let written = page.and_then(|page| {
+        if output == Path::new("-") {
+            write_stdout(&page)
+        } else {
+            write_file(output, page.as_bytes())
+        }
+    });
+    match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             print_error(&message);
@@ -239,14 +260,16 @@ fn show_page(args: &ShowArgs) -> Result<String, String> {
     let data = match &args.table {
         Some(table) => show::from_table(table, args.filter, key.as_deref())?,
         None => {
-            let text = match &args.keys_file {
-                Some(file) => read_keys_file(file)?,
-                None => String::new(),
-            };
-            let keys: Vec<Vec<u8>> = (args.keys.iter().map(String::as_str))
-                .chain(text.lines())
+            let mut keys: Vec<Vec<u8>> = args
+                .keys
+                .iter()
                 .map(|key| key_bytes(key, args.hex))
                 .collect::<Result<_, _>>()?;
+            if let Some(file) = &args.keys_file {
+                let text = read_keys_file(file)?;
+                let hex = |line: &str| key_bytes(line, true);
+                keys.extend(hints::keys_of_file(file, &text, args.hex, hex)?);
+            }
             show::playground(args.bits_per_key, &keys, key.as_deref())?
         }
     };

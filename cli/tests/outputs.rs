@@ -187,13 +187,17 @@ fn keys_files_are_regular_files_or_stdin_and_bounded() {
     assert_eq!(r.code(), Some(0), "stdin empty: no keys: {}", r.stderr);
 }
 
+/// A case: what it is, the arguments, the descriptor to close (1 or 2; -1 none), how
+/// to set the command up further, the exit status expected.
+type OutputCase<'a> = (&'a str, Vec<&'a str>, i32, fn(&mut Command), i32);
+
 #[test]
 fn closed_and_full_stdout_and_stderr_are_exit_statuses_never_panics() {
     let db = database(b"filter.leveldb.BuiltinBloomFilter2");
     let bad = scratch();
     std::fs::write(bad.0.join("000001.ldb"), "not a table").unwrap();
     let (good, bad) = (db.0.to_str().unwrap(), bad.0.to_str().unwrap());
-    let cases: [(&str, Vec<&str>, i32, fn(&mut Command), i32); 6] = [
+    let cases: [OutputCase; 6] = [
         ("audit, stderr closed", vec!["audit", bad], 2, |_| {}, 1),
         (
             "explain, stderr closed",

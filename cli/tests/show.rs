@@ -76,7 +76,7 @@ fn chromium(url: &str, args: &[&str]) -> String {
 fn page_results(page: &Path, fragment: &str) -> Value {
     let dom = chromium(
         &format!("file://{}#{fragment}", page.display()),
-        &["--dump-dom"],
+        &["--dump-dom", "--window-size=1280,820"],
     );
     let start = dom
         .find("<pre id=\"test-results\">")
@@ -300,3 +300,105 @@ fn a_tables_page_draws_the_tables_filter_bits() {
     show(&[table.to_str().unwrap(), "--hex", "--key", &key], &page);
     screenshot(&page, "show-table.png", "1280,900");
 }
+
+/// The page as a reader meets it: the title and counts follow the keys added; for a
+/// filter of 1,251 bytes the key box and the whole grid (a page of 4,096 bits, under a
+/// bit ruler) fit the first screen of a 1280×820 window, the hex folded away; UTF-8
+/// keys are listed as text.
+#[test]
+fn the_page_follows_its_keys_fits_the_first_screen_and_shows_text_keys() {
+    if !browser_present("first screen") {
+        return;
+    }
+    let dir = Scratch::new();
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let keys_file = dir.0.join("keys");
+    let mut keys: String = "€-euro\n".to_string();
+    keys.extend((1..1000).map(|i| format!("user:{i:05}\n")));
+    std::fs::write(&keys_file, keys).unwrap();
+    let page = dir.0.join("page.html");
+    show(
+        &[
+            "--keys-file",
+            keys_file.to_str().unwrap(),
+            "--key",
+            "€-euro",
+        ],
+        &page,
+    );
+    let results = page_results(&page, "add=6b6977692d31.6b6977692d32");
+    assert_eq!(results["filter"].as_str().unwrap().len(), 2 * 1251);
+    assert_eq!(results["title"], "1002 keys, 10 bits per key", "{results}");
+    assert_eq!(results["keyCount"], "(1002)");
+    let screen = &results["screen"];
+    // The window is 1280×820; the page sees what the browser leaves of it.
+    let height = screen["height"].as_i64().unwrap();
+    assert!(height >= 600, "{results}");
+    assert!(
+        screen["keyBox"].as_i64().unwrap() < screen["grid"].as_i64().unwrap(),
+        "{results}"
+    );
+    assert!(
+        screen["grid"].as_i64().unwrap() <= height,
+        "the grid ends below the first screen: {results}"
+    );
+    assert_eq!(results["bytesFolded"], true);
+    let rulers: Vec<&str> = results["rulers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(&rulers[..3], ["bit", "+0", "+8"], "{rulers:?}");
+    assert!(
+        rulers.contains(&"128") && rulers.contains(&"3968"),
+        "{rulers:?}"
+    );
+    assert_eq!(results["keysListed"][0], "\"€-euro\"", "{results}");
+    assert_eq!(results["keysListed"][1], "\"user:00001\"");
+}
+
+/// An empty filter (a 2 KiB stretch of a table where no data block starts, which
+/// LevelDB writes for values larger than a block) is explained, not drawn as "0 bytes,
+/// k = 0".
+#[test]
+fn an_empty_filter_is_explained() {
+    if !browser_present("empty filter") {
+        return;
+    }
+    let db = Scratch::new();
+    succeed(Command::new(PYTHON).arg("-c").arg(LARGE_VALUES).arg(&db.0));
+    let table = ldb_files(&db.0)[0].clone();
+    let data = std::fs::read(&table).unwrap();
+    let parsed = Table::open(&data).unwrap();
+    let (handle, block) = current_filter_block(&parsed);
+    let filters = FilterBlock::parse(&block, handle.offset).unwrap();
+    let empty = (0..filters.count())
+        .find(|&i| matches!(filters.lookup(i), Lookup::Filter(bytes) if bytes.is_empty()))
+        .expect("an empty filter in a table of 6 KiB values");
+    let dir = Scratch::new();
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let page = dir.0.join("empty.html");
+    show(
+        &[table.to_str().unwrap(), "--filter", &empty.to_string()],
+        &page,
+    );
+    let results = page_results(&page, "test=");
+    let note = results["emptyNote"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{results}"));
+    assert!(note.starts_with("0 bytes: an empty filter."), "{note}");
+    assert!(note.contains("no Get ever consults it"), "{note}");
+    assert_eq!(results["rulers"], Value::Array(vec![]));
+}
+
+/// 40 keys with 6 KiB values (random: snappy cannot shrink them), compacted into a
+/// table: data blocks larger than 2 KiB.
+const LARGE_VALUES: &str = "\
+import os, plyvel, sys
+db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10)
+for i in range(40):
+    db.put(b'key-%03d' % i, os.urandom(6144))
+db.compact_range()
+db.close()
+";

@@ -8,6 +8,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 pub mod harness;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -51,6 +52,28 @@ pub fn lib_path() -> PathBuf {
 
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/<what>`: what the tests download and build once and keep between runs
+/// (`scripts/ensure-leveldb` installs there too).
+pub fn cache_dir(what: &str) -> PathBuf {
+    let target = lib_dir().ancestors().nth(2).expect("target/<profile>/deps");
+    target.join(what)
+}
+
+/// This build's command-line tool, `target/<profile>/leveldb-bloom` (`cargo build
+/// --workspace` makes it; `make test` does).
+pub fn tool() -> PathBuf {
+    let tool = lib_dir()
+        .parent()
+        .expect("target/<profile>")
+        .join("leveldb-bloom");
+    assert!(
+        tool.exists(),
+        "{} missing: run cargo build --release --workspace",
+        tool.display()
+    );
+    tool
 }
 
 /// C99, C++11 or C++17, each with -Wall -Wextra -Werror -pedantic.
@@ -188,20 +211,35 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     command
 }
 
-/// Runs a command and panics, showing its output, unless it exits 0; returns stdout.
-pub fn run(command: &mut Command) -> String {
-    let output: Output = command
+/// Runs a command and panics, showing its stdout and the end of its stderr, unless
+/// it exits 0; returns its output.
+pub fn succeed(command: &mut Command) -> Output {
+    let output = command
         .env_remove("LD_LIBRARY_PATH")
         .output()
         .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
-        "{command:?} failed ({})\nstdout:\n{stdout}\nstderr:\n{}",
+        "{command:?} failed ({})\nstdout:\n{}\nstderr (end):\n{}",
         output.status,
-        String::from_utf8_lossy(&output.stderr)
+        String::from_utf8_lossy(&output.stdout),
+        tail(&String::from_utf8_lossy(&output.stderr)),
     );
-    stdout
+    output
+}
+
+/// Runs a command as [`succeed`] does; returns its stdout.
+pub fn run(command: &mut Command) -> String {
+    String::from_utf8_lossy(&succeed(command).stdout).into_owned()
+}
+
+/// The last 4,000 bytes or so of `text`, starting at a character.
+pub fn tail(text: &str) -> &str {
+    let mut start = text.len().saturating_sub(4000);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
 }
 
 /// Runs a program built with [`Program::sanitize`]: any sanitizer report, leaks

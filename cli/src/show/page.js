@@ -18,11 +18,21 @@ function bytesToHex(bytes) {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/// A key as text when every byte is printable ASCII, else as hex.
+/// The key as text when its bytes are UTF-8 without control characters, else null.
+function asText(bytes) {
+  let text;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (e) {
+    return null;
+  }
+  return /[\u0000-\u001f\u007f-\u009f]/.test(text) ? null : text;
+}
+
+/// A key as text (quoted) when it is UTF-8 text, else as hex.
 function shown(bytes) {
-  return bytes.every((b) => b >= 0x20 && b < 0x7f)
-    ? JSON.stringify(String.fromCharCode(...bytes))
-    : "hex " + bytesToHex(bytes);
+  const text = asText(bytes);
+  return text === null ? "hex " + bytesToHex(bytes) : JSON.stringify(text);
 }
 
 function hash(bytes) {
@@ -119,6 +129,11 @@ function computeSetters() {
 }
 
 function refresh() {
+  if (PAGE.mode === "playground") {
+    // The title follows the keys as they are added.
+    $("title").textContent = `${state.keys.length} keys, ${PAGE.bits_per_key} bits per key`;
+    document.title = `leveldb-bloom show: ${$("title").textContent}`;
+  }
   computeSetters();
   drawInfo();
   drawGrid();
@@ -135,18 +150,44 @@ function drawInfo() {
     info.textContent = `Filter ${state.index}: LevelDB consults no bits here (${state.rule} for every key).`;
     return;
   }
-  const k = f.length ? f[f.length - 1] : 0;
   info.innerHTML = "";
   const b = document.createElement("b");
   b.textContent = PAGE.mode === "table" ? `Filter ${state.index}` : "The filter";
-  info.append(b, ` — ${f.length} bytes (${Math.max(0, f.length - 1) * 8} bits and the k byte), k = ${k}, ${state.keys.length} keys` +
-    (state.keys.length ? `, ${((Math.max(0, f.length - 1) * 8) / state.keys.length).toFixed(1)} bits per key` : "") +
+  drawBytes(f);
+  if (f.length < 2) {
+    // LevelDB writes an empty filter for a stretch of the file where no data block
+    // starts: no Get ever consults it.
+    const note = document.createElement("div");
+    note.className = "empty-note";
+    note.id = "empty-filter";
+    note.textContent = `${f.length} bytes: an empty filter. LevelDB writes one for each 2 KiB stretch ` +
+      "of the table's data in which no data block starts (a block larger than 2 KiB spans several), " +
+      "so no Get ever consults it; asked, a filter shorter than 2 bytes answers \"absent\" for every key. " +
+      "It has no bits to draw.";
+    info.append(b, note);
+    return;
+  }
+  const k = f[f.length - 1];
+  const bits = (f.length - 1) * 8;
+  info.append(b, ` — ${f.length} bytes (${bits} bits and the k byte), k = ${k}, ${state.keys.length} keys` +
+    (state.keys.length ? `, ${(bits / state.keys.length).toFixed(1)} bits per key` : "") +
     `, ${countSet(f)} bits set`);
-  const hexLine = document.createElement("div");
-  hexLine.className = "sub";
-  hexLine.innerHTML = "bytes: <code id='filter-hex'></code>";
-  info.append(hexLine);
-  $("filter-hex").textContent = bytesToHex(f);
+}
+
+/// The filter's bytes in hex, folded away unless the filter is small.
+function drawBytes(f) {
+  const place = $("filter-bytes");
+  place.innerHTML = "";
+  if (f.length === 0) return;
+  const details = document.createElement("details");
+  details.open = f.length <= 64;
+  const summary = document.createElement("summary");
+  summary.textContent = `the filter's ${f.length} bytes in hex`;
+  const code = document.createElement("code");
+  code.id = "filter-hex";
+  code.textContent = bytesToHex(f);
+  details.append(summary, code);
+  place.append(details);
 }
 
 function countSet(f) {
@@ -171,10 +212,24 @@ function drawGrid() {
       pager.append(button);
     }
   }
-  const columns = bits <= 512 ? 32 : 64;
-  grid.style.gridTemplateColumns = `repeat(${columns}, 14px)`;
+  if (bits === 0) return;
+  // Small filters in large cells; larger ones denser, so that a page of 4,096 bits,
+  // the key box above it, fits in one screen.
+  const columns = bits <= 512 ? 32 : bits <= 2048 ? 64 : 128;
+  grid.className = bits <= 512 ? "" : bits <= 2048 ? "dense" : "denser";
+  grid.style.gridTemplateColumns = `4.5em repeat(${columns}, var(--cell))`;
   const first = state.page * PAGE_BITS;
-  for (let bit = first; bit < Math.min(bits, first + PAGE_BITS); bit++) {
+  const last = Math.min(bits, first + PAGE_BITS);
+  // The ruler: bit offsets within a row every 8 bits (a byte) along the top, and each
+  // row's first bit down the side.
+  grid.append(ruler("bit", ""));
+  for (let c = 0; c < columns; c += 8) {
+    const mark = ruler(`+${c}`, "");
+    mark.style.gridColumn = `span ${Math.min(8, columns - c)}`;
+    grid.append(mark);
+  }
+  for (let bit = first; bit < last; bit++) {
+    if ((bit - first) % columns === 0) grid.append(ruler(String(bit), "row"));
     const cell = document.createElement("div");
     cell.className = bitSet(state.filter, bit) ? "bit on" : "bit";
     cell.dataset.bit = bit;
@@ -182,6 +237,13 @@ function drawGrid() {
     cell.onmouseenter = cell.onclick = () => showSetters(bit);
     grid.append(cell);
   }
+}
+
+function ruler(text, kind) {
+  const mark = document.createElement("div");
+  mark.className = kind ? `ruler ${kind}` : "ruler";
+  mark.textContent = text;
+  return mark;
 }
 
 function showSetters(bit) {
@@ -314,6 +376,16 @@ function selfTest() {
     $("add-button").click();
     results.added.push(bytesToHex(state.filter));
   }
+  // What a reader sees: the title and counts, where the key box and the grid end on
+  // the first screen, the ruler, the keys as listed, the bytes folded or not.
+  const bottom = (el) => Math.round(el.getBoundingClientRect().bottom);
+  results.title = $("title").textContent;
+  results.keyCount = $("key-count").textContent;
+  results.screen = { height: window.innerHeight, keyBox: bottom($("query")), grid: bottom($("grid")) };
+  results.rulers = Array.from(document.querySelectorAll("#grid .ruler"), (r) => r.textContent);
+  results.keysListed = Array.from(document.querySelectorAll("#keys div"), (d) => d.textContent).slice(0, 5);
+  results.emptyNote = $("empty-filter") ? $("empty-filter").textContent : null;
+  results.bytesFolded = $("filter-bytes").querySelector("details") ? !$("filter-bytes").querySelector("details").open : null;
   results.failedLoads = window.failedLoads;
   results.resources = performance.getEntriesByType("resource").map((r) => r.name);
   const out = $("test-results");
@@ -332,9 +404,9 @@ $("add-button").addEventListener("click", () => { addKey(keyFromInput("add", "ad
 choose(PAGE.chosen);
 if (PAGE.key !== null) {
   const key = hexToBytes(PAGE.key);
-  const printable = key.every((b) => b >= 0x20 && b < 0x7f);
-  $("query-hex").checked = !printable;
-  $("query").value = printable ? String.fromCharCode(...key) : PAGE.key;
+  const text = asText(key);
+  $("query-hex").checked = text === null;
+  $("query").value = text === null ? PAGE.key : text;
   query(key);
 }
 selfTest();

@@ -1,0 +1,183 @@
+//! The man pages: clap_mangen's rendering of the clap definition that `--help` shows,
+//! with a synopsis that names every option's value (`[--filter <N>]`; clap_mangen's
+//! own shows `[--filter]`), and EXAMPLES and SEE ALSO sections.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use clap::{ArgAction, Command, CommandFactory};
+
+use crate::args::Cli;
+
+/// The examples of each page, by subcommand ("" for `leveldb-bloom` itself):
+/// (what it does, the command).
+const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "",
+        &[
+            ("Prove that no key of a database can disappear behind its filters:", "leveldb-bloom audit /var/lib/app/db"),
+            ("Follow a key through the tables as a Get does:", "leveldb-bloom explain /var/lib/app/db user:1042"),
+            ("Draw a table's filters on a page:", "leveldb-bloom show /var/lib/app/db/000005.ldb -o filters.html"),
+            ("Give a closed database LevelDB's filters, without rewriting its data:", "leveldb-bloom refilter /var/lib/app/db --bits-per-key 10"),
+        ],
+    ),
+    (
+        "audit",
+        &[
+            ("Audit a database (its live tables, from the MANIFEST):", "leveldb-bloom audit /var/lib/app/db"),
+            ("Audit single table files, quietly:", "leveldb-bloom audit --quiet db/000005.ldb db/000007.ldb"),
+            ("The verdict as JSON, for a script:", "leveldb-bloom audit --json db | jq -r .verdict"),
+        ],
+    ),
+    (
+        "refilter",
+        &[
+            ("What each bits per key would cost and save, nothing written:", "leveldb-bloom refilter --dry-run --bits-per-key 6,10,16 db"),
+            ("LevelDB's filters at 10 bits per key, committed as LevelDB commits:", "leveldb-bloom refilter --bits-per-key 10 db"),
+            ("goleveldb's filter name, which goleveldb reads, as JSON:", "leveldb-bloom refilter --policy legacy --bits-per-key 10 --json db"),
+        ],
+    ),
+    (
+        "explain",
+        &[
+            ("Why is this Get slow? Follow two keys:", "leveldb-bloom explain db user:1042 user:9999"),
+            ("A key that is not text, in hex, with keys since the last flush:", "leveldb-bloom explain --hex --log db 00ff7365"),
+            ("As goleveldb reads its filters:", "leveldb-bloom explain --policy legacy db user:1042"),
+        ],
+    ),
+    (
+        "show",
+        &[
+            ("The filter LevelDB consults for a key, asked about it:", "leveldb-bloom show db/000005.ldb --key user:1042 -o filter.html"),
+            ("Filter 1 of a table, the page written to stdout:", "leveldb-bloom show db/000005.ldb --filter 1 -o - > filter.html"),
+            ("A playground of three keys at 10 bits per key:", "leveldb-bloom show --bits-per-key 10 --keys apple,banana,cherry -o playground.html"),
+            ("The playground's keys from a file, one per line:", "leveldb-bloom show --keys-file keys.txt -o playground.html"),
+        ],
+    ),
+];
+
+/// Writes `leveldb-bloom.1` and `leveldb-bloom-SUBCOMMAND.1` for every subcommand but
+/// `help` into `dir`.
+pub fn write_man_pages(dir: &Path) -> io::Result<()> {
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    cli.build();
+    let pages: Vec<(String, Command)> = cli
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
+        .map(|sub| (sub.get_name().to_string(), sub.clone()))
+        .chain([(String::new(), cli.clone())])
+        .collect();
+    let names: Vec<String> = pages.iter().map(|(sub, _)| page_name(sub)).collect();
+    for (sub, command) in pages {
+        let command = command.clone().override_usage(synopsis(&command));
+        let mut page = Vec::new();
+        clap_mangen::Man::new(command).render(&mut page)?;
+        let mut page = String::from_utf8_lossy(&page).into_owned();
+        let at = page.find("\n.SH VERSION").map_or(page.len(), |at| at + 1);
+        page.insert_str(at, &extra_sections(&sub, &names));
+        std::fs::File::create(dir.join(format!("{}.1", page_name(&sub))))?
+            .write_all(page.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn page_name(sub: &str) -> String {
+    match sub {
+        "" => "leveldb-bloom".to_string(),
+        sub => format!("leveldb-bloom-{sub}"),
+    }
+}
+
+/// `leveldb-bloom show [--filter <N>] ... -o <PAGE.html> [TABLE]`: every option with its
+/// value's name, optional ones in brackets, then the positional arguments.
+fn synopsis(command: &Command) -> String {
+    let mut words = vec![command
+        .get_bin_name()
+        .unwrap_or(command.get_name())
+        .to_string()];
+    let (positional, options): (Vec<_>, Vec<_>) = command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set())
+        .partition(|arg| arg.is_positional());
+    for arg in options {
+        let flag = match (arg.get_short(), arg.get_long()) {
+            (Some(short), Some(long)) => format!("-{short}|--{long}"),
+            (Some(short), None) => format!("-{short}"),
+            (None, Some(long)) => format!("--{long}"),
+            (None, None) => continue,
+        };
+        let takes_value = matches!(arg.get_action(), ArgAction::Set | ArgAction::Append);
+        let value = arg
+            .get_value_names()
+            .and_then(|names| names.first())
+            .map(|name| name.to_string());
+        let word = match (takes_value, value) {
+            (true, Some(name)) => format!("{flag} <{name}>"),
+            (true, None) => format!("{flag} <{}>", arg.get_id().as_str().to_uppercase()),
+            (false, _) => flag,
+        };
+        words.push(if arg.is_required_set() {
+            word
+        } else {
+            format!("[{word}]")
+        });
+    }
+    for arg in positional {
+        let name = arg
+            .get_value_names()
+            .and_then(|names| names.first())
+            .map_or_else(
+                || arg.get_id().as_str().to_uppercase(),
+                |name| name.to_string(),
+            );
+        let many = if matches!(arg.get_action(), ArgAction::Append) {
+            "..."
+        } else {
+            ""
+        };
+        words.push(if arg.is_required_set() {
+            format!("<{name}>{many}")
+        } else {
+            format!("[{name}]{many}")
+        });
+    }
+    if command.has_subcommands() {
+        words.push("<COMMAND>".to_string());
+    }
+    words.join(" ")
+}
+
+/// The EXAMPLES and SEE ALSO sections of a page, in roff.
+fn extra_sections(sub: &str, pages: &[String]) -> String {
+    let mut roff = String::from(".SH EXAMPLES\n");
+    let examples = EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == sub)
+        .map_or(&[][..], |(_, e)| e);
+    for (what, example) in examples {
+        roff.push_str(&format!(
+            ".PP\n{}\n.PP\n.RS 4\n.nf\n{}\n.fi\n.RE\n",
+            escape(what),
+            escape(example)
+        ));
+    }
+    roff.push_str(".SH \"SEE ALSO\"\n");
+    let others: Vec<String> = pages
+        .iter()
+        .filter(|page| **page != page_name(sub))
+        .map(|page| format!("\\fB{page}\\fR(1)"))
+        .collect();
+    roff.push_str(&format!("{}\n", others.join(", ")));
+    roff
+}
+
+/// Text safe on a roff line: backslashes doubled, hyphens that are minus signs kept
+/// as typed (`\-`), and a line never starting with a control character.
+fn escape(text: &str) -> String {
+    let text = text.replace('\\', "\\e").replace('-', "\\-");
+    if text.starts_with(['.', '\'']) {
+        format!("\\&{text}")
+    } else {
+        text
+    }
+}
