@@ -84,6 +84,7 @@ bench: deps build
 	$(CC) -std=c99 -O2 $(CSTRICT) benches/scan_db.c -o $(LIBDIR)/scan_db -lleveldb
 	scripts/ensure-leveldb /usr/bin/time:time
 	scripts/bench-audit $(LIBDIR)/scan_db $(LIBDIR)/leveldb-bloom
+	scripts/bench-refilter $(LIBDIR)/scan_db $(LIBDIR)/leveldb-bloom
 
 # Fuzzing: the table, MANIFEST and log readers and the audit on TABLE_FUZZ_CASES mutated
 # tables and MANIFESTs of LevelDB and goleveldb (cli/tests/fuzz_tables.rs; `make test`

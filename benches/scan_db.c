@@ -1,11 +1,17 @@
-/* The database of `make bench`'s audit rows, and LevelDB's own checked full scan of
- * it: the yardstick the audit's speed is compared with (scripts/bench-audit).
+/* The databases of `make bench`'s audit and refilter rows, LevelDB's own checked
+ * full scan (the yardstick of the audit's speed, scripts/bench-audit) and its full
+ * compaction (the yardstick of refilter's, scripts/bench-refilter).
  *
- *   scan_db build DIR KEYS   writes KEYS keys of 24 bytes with 100-byte values
+ *   scan_db build DIR KEYS [plain]
+ *                            writes KEYS keys of 24 bytes with 100-byte values
  *                            (half random, half repeated: about 2:1 under snappy),
- *                            with LevelDB's bloom filter, then compacts
+ *                            with LevelDB's bloom filter, then compacts; plain: with
+ *                            no filter policy and no final compaction (the tables
+ *                            spread over the levels the writes left them at)
  *   scan_db scan DIR         reads every entry with verify_checksums, one thread,
  *                            and prints the entries and the time in nanoseconds
+ *   scan_db compact DIR      opens DIR with LevelDB's bloom filter, compacts the
+ *                            whole range and prints the time in nanoseconds
  */
 #define _POSIX_C_SOURCE 200809L
 #include <leveldb/c.h>
@@ -27,12 +33,19 @@ static uint64_t next_random(uint64_t *state) {
   return *state >> 16;
 }
 
-static int build(const char *dir, long keys) {
+static long long nanoseconds_since(const struct timespec *start) {
+  struct timespec end;
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  return (long long)(end.tv_sec - start->tv_sec) * 1000000000LL +
+         (end.tv_nsec - start->tv_nsec);
+}
+
+static int build(const char *dir, long keys, int plain) {
   leveldb_options_t *options = leveldb_options_create();
   leveldb_options_set_create_if_missing(options, 1);
   leveldb_options_set_compression(options, leveldb_snappy_compression);
   leveldb_filterpolicy_t *bloom = leveldb_filterpolicy_create_bloom(10);
-  leveldb_options_set_filter_policy(options, bloom);
+  if (!plain) leveldb_options_set_filter_policy(options, bloom);
   leveldb_options_set_write_buffer_size(options, 16 << 20);
   char *error = NULL;
   leveldb_t *db = leveldb_open(options, dir, &error);
@@ -52,7 +65,7 @@ static int build(const char *dir, long keys) {
     leveldb_put(db, write, key, 24, value, sizeof value, &error);
     check(error, "put");
   }
-  leveldb_compact_range(db, NULL, 0, NULL, 0);
+  if (!plain) leveldb_compact_range(db, NULL, 0, NULL, 0);
   leveldb_writeoptions_destroy(write);
   leveldb_close(db);
   leveldb_options_destroy(options);
@@ -68,7 +81,7 @@ static int scan(const char *dir) {
   leveldb_readoptions_t *read = leveldb_readoptions_create();
   leveldb_readoptions_set_verify_checksums(read, 1);
   leveldb_readoptions_set_fill_cache(read, 0);
-  struct timespec start, end;
+  struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
   leveldb_iterator_t *it = leveldb_create_iterator(db, read);
   long entries = 0;
@@ -77,19 +90,37 @@ static int scan(const char *dir) {
   }
   leveldb_iter_get_error(it, &error);
   check(error, "scan");
-  clock_gettime(CLOCK_MONOTONIC, &end);
   leveldb_iter_destroy(it);
-  printf("%ld %lld\n", entries,
-         (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec));
+  printf("%ld %lld\n", entries, nanoseconds_since(&start));
   leveldb_readoptions_destroy(read);
   leveldb_close(db);
   leveldb_options_destroy(options);
   return 0;
 }
 
+static int compact(const char *dir) {
+  leveldb_options_t *options = leveldb_options_create();
+  leveldb_filterpolicy_t *bloom = leveldb_filterpolicy_create_bloom(10);
+  leveldb_options_set_filter_policy(options, bloom);
+  char *error = NULL;
+  leveldb_t *db = leveldb_open(options, dir, &error);
+  check(error, "open");
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  leveldb_compact_range(db, NULL, 0, NULL, 0);
+  printf("%lld\n", nanoseconds_since(&start));
+  leveldb_close(db);
+  leveldb_options_destroy(options);
+  leveldb_filterpolicy_destroy(bloom);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc == 4 && strcmp(argv[1], "build") == 0) return build(argv[2], atol(argv[3]));
+  if ((argc == 4 || (argc == 5 && strcmp(argv[4], "plain") == 0)) &&
+      strcmp(argv[1], "build") == 0)
+    return build(argv[2], atol(argv[3]), argc == 5);
   if (argc == 3 && strcmp(argv[1], "scan") == 0) return scan(argv[2]);
-  fprintf(stderr, "usage: scan_db build DIR KEYS | scan_db scan DIR\n");
+  if (argc == 3 && strcmp(argv[1], "compact") == 0) return compact(argv[2]);
+  fprintf(stderr, "usage: scan_db build DIR KEYS [plain] | scan_db scan DIR | scan_db compact DIR\n");
   return 2;
 }

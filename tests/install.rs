@@ -183,6 +183,7 @@ fn assert_layout(root: &Path) {
         "leveldb-bloom-audit.1",
         "leveldb-bloom-explain.1",
         "leveldb-bloom-show.1",
+        "leveldb-bloom-refilter.1",
     ] {
         assert!(expected.contains_key(&format!("share/man/man1/{page}")));
     }

@@ -29,6 +29,16 @@ pub enum Policy {
     None,
 }
 
+/// The filters `refilter` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NewFilters {
+    /// LevelDB's bloom filter (`leveldb.BuiltinBloomFilter2`): what LevelDB ≥ 1.18
+    /// with `NewBloomFilterPolicy` reads.
+    Leveldb,
+    /// The legacy name (`leveldb.BuiltinBloomFilter`): what goleveldb reads.
+    Legacy,
+}
+
 /// The subcommands.
 #[derive(Subcommand)]
 pub enum Command {
@@ -96,6 +106,45 @@ pub enum Command {
     /// hovering a bit shows the keys that set it; typing a key shows its probes and
     /// the verdict. The page needs no network.
     Show(ShowArgs),
+    /// Gives a closed LevelDB database the filters it should have, without rewriting
+    /// its data, and commits the result as LevelDB commits a version.
+    ///
+    /// For each live table (from CURRENT and its MANIFEST): a new table file whose
+    /// data and index blocks are copied byte for byte, with a filter block built as
+    /// LevelDB 1.23 builds it for those keys and that policy; each new table is synced
+    /// and audited; then a new MANIFEST is written and synced, and CURRENT replaced
+    /// atomically. The old tables stay until LevelDB next opens the database and
+    /// deletes them. Holds the database's LOCK throughout and refuses when a program
+    /// has the database open, when its comparator is not leveldb.BytewiseComparator,
+    /// when a table cannot be read completely, or when the disk has too little room;
+    /// on any error nothing changes. With --dry-run, writes nothing and reports what
+    /// each --bits-per-key would cost and save. Exit status: 0 when done, 1 when
+    /// nothing was changed because of an error, 2 on a usage error.
+    Refilter {
+        /// The database directory.
+        #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
+        path: PathBuf,
+        /// Bits per key of the new filters, 0 to 1000 (with --dry-run, a list: 6,10,16).
+        #[arg(
+            long,
+            value_name = "N",
+            value_delimiter = ',',
+            required = true,
+            value_parser = clap::value_parser!(u32).range(0..=1000),
+            value_hint = ValueHint::Other
+        )]
+        bits_per_key: Vec<u32>,
+        /// The filters to write.
+        #[arg(long, value_enum, default_value_t = NewFilters::Leveldb)]
+        policy: NewFilters,
+        /// Write nothing: report, per level and in total, the current filters and
+        /// those of each --bits-per-key.
+        #[arg(long)]
+        dry_run: bool,
+        /// One JSON document on stdout instead of the text report.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `show`'s arguments.

@@ -33,6 +33,13 @@ pub struct TableReport {
     pub distinct_user_keys: usize,
     pub missed: usize,
     pub bits_per_key: f64,
+    /// The filter block's bits per entry of the table, everything counted: the k
+    /// bytes, the offset array, empty filters and the 64-bit minimum of small ones:
+    /// what the table's filters cost in memory (well above `bits_per_key` when a
+    /// 2 KiB filter covers few keys).
+    pub true_bits_per_key: f64,
+    /// The filter block's length, offset array included.
+    pub filter_block_bytes: usize,
     pub k: Option<u8>,
     pub filter_bytes: usize,
     /// The share of random absent keys, in percent, that the filters answer "may
@@ -91,6 +98,8 @@ pub fn audit<R: ReadAt + ?Sized>(
         distinct_user_keys: 0,
         missed: 0,
         bits_per_key: 0.0,
+        true_bits_per_key: 0.0,
+        filter_block_bytes: 0,
         k: None,
         filter_bytes: 0,
         false_positive_percent: None,
@@ -145,6 +154,12 @@ pub fn audit<R: ReadAt + ?Sized>(
         })
     })?;
     walk.finish_filter();
+    if let Some((block, _)) = &filter_block {
+        report.filter_block_bytes = block.len();
+        if report.entries > 0 {
+            report.true_bits_per_key = 8.0 * block.len() as f64 / report.entries as f64;
+        }
+    }
     report.missed = walk.missed;
     report.missed_keys = walk.missed_keys;
     report.missed_by_old_x86_leveldb = walk.missed_by_old_x86;
@@ -320,7 +335,7 @@ fn summarize_filters(
 /// table's key range: the samples are spread evenly over the keys). An absent key's
 /// hash is taken as a random 32-bit value, which is what LevelDB's hash makes of
 /// keys the filter has not seen.
-fn false_positives(consulted: &[(&[u8], usize)], keys: usize) -> f64 {
+pub fn false_positives(consulted: &[(&[u8], usize)], keys: usize) -> f64 {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let (mut positives, mut filter, mut covered) = (0, 0, consulted[0].1);
     for sample in 0..FP_SAMPLES {

@@ -10,9 +10,11 @@
 
 pub mod args;
 pub mod audit;
+pub mod commit;
 pub mod database;
 pub mod dialect;
 pub mod docs;
+pub mod dry_run;
 pub mod explain;
 pub mod explain_text;
 pub mod hints;
@@ -21,5 +23,7 @@ pub mod lock;
 pub mod log_keys;
 pub mod man;
 pub mod output;
+pub mod refilter;
+pub mod refilter_command;
 pub mod report;
 pub mod show;

@@ -27,7 +27,7 @@ use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::key_input::{key_bytes, read_keys_file};
 use leveldb_bloom_cli::output::{json_safe, print_error, terminal_safe, write_file, write_stdout};
 use leveldb_bloom_cli::report::{Database, Outcome, Report};
-use leveldb_bloom_cli::{audit, explain, explain_text, hints, log_keys, show};
+use leveldb_bloom_cli::{audit, explain, explain_text, hints, log_keys, refilter_command, show};
 
 fn main() -> ExitCode {
     let command = Cli::command().long_version(long_version());
@@ -65,6 +65,13 @@ fn main() -> ExitCode {
             Some(hint) => usage_error(&hint),
             None => write_page(show_page(&args), &args.output),
         },
+        Command::Refilter {
+            path,
+            bits_per_key,
+            policy,
+            dry_run,
+            json,
+        } => refilter_command::run(&path, &bits_per_key, policy, dry_run, json),
     }
 }
 

@@ -18,6 +18,7 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("Prove that no key of a database can disappear behind its filters:", "leveldb-bloom audit /var/lib/app/db"),
             ("Follow a key through the tables as a Get does:", "leveldb-bloom explain /var/lib/app/db user:1042"),
             ("Draw a table's filters on a page:", "leveldb-bloom show /var/lib/app/db/000005.ldb -o filters.html"),
+            ("Give a closed database LevelDB's filters, without rewriting its data:", "leveldb-bloom refilter /var/lib/app/db --bits-per-key 10"),
         ],
     ),
     (
@@ -26,6 +27,14 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("Audit a database (its live tables, from the MANIFEST):", "leveldb-bloom audit /var/lib/app/db"),
             ("Audit single table files, quietly:", "leveldb-bloom audit --quiet db/000005.ldb db/000007.ldb"),
             ("The verdict as JSON, for a script:", "leveldb-bloom audit --json db | jq -r .verdict"),
+        ],
+    ),
+    (
+        "refilter",
+        &[
+            ("What each bits per key would cost and save, nothing written:", "leveldb-bloom refilter --dry-run --bits-per-key 6,10,16 db"),
+            ("LevelDB's filters at 10 bits per key, committed as LevelDB commits:", "leveldb-bloom refilter --bits-per-key 10 db"),
+            ("goleveldb's filter name, which goleveldb reads, as JSON:", "leveldb-bloom refilter --policy legacy --bits-per-key 10 --json db"),
         ],
     ),
     (

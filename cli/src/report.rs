@@ -87,6 +87,8 @@ what to do: Gets of the missed keys can answer \"not found\" while the keys are 
      and compact the whole range (DB::CompactRange(nullptr, nullptr);
      leveldb_compact_range(db, NULL, 0, NULL, 0); plyvel: db.compact_range()).
      Compaction reads keys without filters and writes new ones for every table.
+     Or, with the database closed, `leveldb-bloom refilter DB --bits-per-key 10`
+     writes new filters without rewriting the data.
   3. Audit again.";
 
 impl Report {
@@ -168,7 +170,7 @@ impl Report {
             let level = t.level.map_or(String::new(), |l| format!("L{l}  "));
             let _ = writeln!(
                 out,
-                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key  k={}  {} filter bytes  {}",
+                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key ({:.1} true)  k={}  {} filter bytes  {}",
                 t.file,
                 level,
                 t.dialect.name(),
@@ -177,6 +179,7 @@ impl Report {
                 t.entries,
                 t.missed,
                 t.bits_per_key,
+                t.true_bits_per_key,
                 t.k.map_or("-".to_string(), |k| k.to_string()),
                 t.filter_bytes,
                 fp

@@ -9,9 +9,8 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
 use common::*;
 use leveldb_table::manifest::table_file;
@@ -45,27 +44,6 @@ for k in kept[:400]:
     print(k.hex())
 ";
 
-fn harness() -> PathBuf {
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("explain_harness.{}", std::process::id()));
-    succeed(
-        Command::new("g++")
-            .args([
-                "-std=c++17",
-                "-O1",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-pedantic",
-            ])
-            .arg(Path::new(REPO).join("cli/tests/explain_harness.cc"))
-            .arg("-o")
-            .arg(&out)
-            .arg("-lleveldb"),
-    );
-    out
-}
-
 /// A database of levels 0 to 2 written by LevelDB, and the keys it was written with.
 fn database() -> (Scratch, Vec<String>) {
     let db = plyvel_database(false);
@@ -98,42 +76,6 @@ fn explain_json(dir: &Path, args: &[&str], keys: &[String]) -> (i32, Value, Stri
         json,
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
-}
-
-/// What LevelDB did for each key: the filters it asked about (hex, answer) and
-/// whether the Get found a value.
-fn leveldb_gets(harness: &Path, dir: &Path, keys: &[String]) -> Vec<(Vec<(String, bool)>, bool)> {
-    let mut child = Command::new(harness)
-        .arg(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all((keys.join("\n") + "\n").as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    let text = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        text.ends_with("filters built 0\n"),
-        "LevelDB compacted during the reads:\n{text}"
-    );
-    let mut gets = Vec::new();
-    let mut calls = Vec::new();
-    for line in text.lines() {
-        if let Some(call) = line.strip_prefix("filter ") {
-            let (bytes, answer) = call.rsplit_once(' ').unwrap();
-            calls.push((bytes.to_string(), answer == "1"));
-        } else if let Some(result) = line.strip_prefix("get ") {
-            gets.push((std::mem::take(&mut calls), result == "found"));
-        }
-    }
-    assert_eq!(gets.len(), keys.len());
-    gets
 }
 
 /// The bytes of filter `index` of table `number`, in hex.

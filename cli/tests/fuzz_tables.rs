@@ -62,6 +62,9 @@ static ALLOCATOR: Largest = Largest;
 /// mutating and so reach the parsers behind them.
 struct Seed {
     name: String,
+    /// Its database (an index into [`seed_databases`]) and file name there.
+    db: usize,
+    file: String,
     bytes: Vec<u8>,
     blocks: Vec<(usize, usize)>,
     records: Vec<(usize, usize)>,
@@ -124,10 +127,9 @@ fn mend_checksums(seed: &Seed, bytes: &mut [u8]) {
     }
 }
 
-/// The seeds: each live table and the MANIFEST of small databases written by
-/// LevelDB 1.23 through plyvel (snappy-compressed and uncompressed), and of one
-/// written by goleveldb.
-fn seeds() -> Vec<Seed> {
+/// Small databases written by LevelDB 1.23 through plyvel (snappy-compressed and
+/// uncompressed), and one written by goleveldb.
+fn seed_databases() -> Vec<(&'static str, Scratch)> {
     let write = |compression: &str| {
         let dir = Scratch::new();
         succeed(Command::new(PYTHON).arg("-c").arg(format!(
@@ -145,13 +147,18 @@ fn seeds() -> Vec<Seed> {
     let keys = Scratch::new();
     let (keys_path, _) = keys_file(&keys.0, 300);
     goleveldb_write(&goleveldb.0, &keys_path);
+    vec![
+        ("leveldb", snappy),
+        ("leveldb uncompressed", raw),
+        ("goleveldb", goleveldb),
+    ]
+}
+
+/// The seeds: each live table and the MANIFEST of the seed databases.
+fn seeds(databases: &[(&'static str, Scratch)]) -> Vec<Seed> {
     let mut seeds = Vec::new();
-    for (writer, dir) in [
-        ("leveldb", &snappy.0),
-        ("leveldb uncompressed", &raw.0),
-        ("goleveldb", &goleveldb.0),
-    ] {
-        for entry in std::fs::read_dir(dir).unwrap() {
+    for (db, (writer, dir)) in databases.iter().enumerate() {
+        for entry in std::fs::read_dir(&dir.0).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             let bytes = std::fs::read(&path).unwrap();
@@ -167,6 +174,8 @@ fn seeds() -> Vec<Seed> {
             };
             seeds.push(Seed {
                 name: format!("{writer} {name}"),
+                db,
+                file: name,
                 bytes,
                 blocks,
                 records,
@@ -292,7 +301,7 @@ fn cases() -> u32 {
 
 #[test]
 fn mutated_tables_and_manifests_neither_panic_hang_nor_overallocate() {
-    let seeds = seeds();
+    let seeds = seeds(&seed_databases());
     for seed in &seeds {
         read_everything(&seed.bytes);
     }
@@ -354,4 +363,100 @@ fn mutated_tables_and_manifests_neither_panic_hang_nor_overallocate() {
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
+
+/// Every file of `dir` but `LOCK`, with its contents.
+fn files_of(dir: &std::path::Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "LOCK")
+        .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `refilter` on the seed databases with one table or MANIFEST mutated: it either
+/// changes nothing, or commits a version whose every table reads whole, with its
+/// filters under LevelDB's name and no key missed, at the levels and key ranges the
+/// mutated MANIFEST gave. In process, a few hundred cases (`REFILTER_FUZZ_CASES`).
+#[test]
+fn mutated_databases_are_refiltered_whole_or_left_alone() {
+    let databases = seed_databases();
+    let seeds = seeds(&databases);
+    let cases = std::env::var("REFILTER_FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    let committed = AtomicUsize::new(0);
+    let config = ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let result = runner.run(
+        &(
+            0..seeds.len(),
+            prop::collection::vec(mutation(), 1..4),
+            any::<bool>(),
+        ),
+        |(index, mutations, mend)| {
+            let seed = &seeds[index];
+            let dir = Scratch::new();
+            std::fs::create_dir_all(&dir.0).unwrap();
+            for entry in std::fs::read_dir(&databases[seed.db].1 .0).unwrap() {
+                let path = entry.unwrap().path();
+                std::fs::copy(&path, dir.0.join(path.file_name().unwrap())).unwrap();
+            }
+            let mut bytes = seed.bytes.clone();
+            for m in &mutations {
+                mutate(&mut bytes, m);
+            }
+            if mend {
+                mend_checksums(seed, &mut bytes);
+            }
+            std::fs::write(dir.0.join(&seed.file), &bytes).unwrap();
+            let before = files_of(&dir.0);
+            let old = leveldb_table::manifest::live_version(&dir.0);
+            let report = leveldb_bloom_cli::refilter::refilter(
+                &dir.0,
+                leveldb_bloom::BloomFilterPolicy::new(10),
+            );
+            if !report.committed {
+                prop_assert!(files_of(&dir.0) == before, "{}: files changed", seed.name);
+                return Ok(());
+            }
+            committed.fetch_add(1, Ordering::Relaxed);
+            let ranges = |v: &leveldb_table::manifest::Version| {
+                let mut r: Vec<_> = (v.levels.iter().flatten())
+                    .map(|t| (t.level, t.smallest.clone(), t.largest.clone()))
+                    .collect();
+                r.sort_by(|a, b| (a.0, &a.1 .0, &a.2 .0).cmp(&(b.0, &b.1 .0, &b.2 .0)));
+                r
+            };
+            let new = leveldb_table::manifest::live_version(&dir.0).unwrap();
+            prop_assert_eq!(ranges(&old.unwrap()), ranges(&new));
+            for table in new.levels.iter().flatten() {
+                let path = leveldb_table::manifest::table_file(&dir.0, table.number);
+                let file = std::fs::File::open(&path).unwrap();
+                prop_assert_eq!(file.metadata().unwrap().len(), table.size);
+                let audit =
+                    leveldb_bloom_cli::audit::audit(String::new(), &file, 0, &|_| {}).unwrap();
+                prop_assert_eq!(audit.missed, 0);
+                prop_assert_eq!(
+                    audit.filter_name.as_deref(),
+                    Some("leveldb.BuiltinBloomFilter2")
+                );
+            }
+            Ok(())
+        },
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let committed = committed.load(Ordering::Relaxed);
+    eprintln!("{cases} mutated databases: {committed} refiltered whole, the rest left alone");
+    assert!(committed > 0 && committed < cases as usize);
 }

@@ -122,18 +122,8 @@ fn stray_missing_and_unreadable_manifests() {
 }
 
 /// Holds the database open (plyvel: LevelDB takes its LOCK) until stdin closes.
-const HOLD_OPEN: &str = "\
-import plyvel, sys
-db = plyvel.DB(sys.argv[1])
-print('open', flush=True)
-sys.stdin.read()
-db.close()
-";
-
 #[test]
 fn a_database_open_by_a_running_program_is_said_to_be_open() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let db = plyvel_database(false);
     let stray = db.0.join("900000.ldb");
     std::fs::copy(&ldb_files(&db.0)[0], &stray).unwrap();
@@ -141,19 +131,7 @@ fn a_database_open_by_a_running_program_is_said_to_be_open() {
     let notes = closed["notes"].to_string();
     assert!(!notes.contains("open by a running program"), "{notes}");
     assert!(notes.contains("LevelDB deletes such files"), "{notes}");
-    let mut holder = Command::new(PYTHON)
-        .arg("-c")
-        .arg(HOLD_OPEN)
-        .arg(&db.0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "open\n");
+    let mut holder = Holder::hold(&db.0);
     // LevelDB dropped the stray table when it opened the database: a new one, as a
     // table being written would be.
     assert!(!stray.exists());
@@ -166,13 +144,12 @@ fn a_database_open_by_a_running_program_is_said_to_be_open() {
         .arg("key")
         .output()
         .unwrap();
-    drop(holder.stdin.take());
-    assert!(holder.wait().unwrap().success());
+    holder.release();
     assert_eq!((code, text_code), (0, 0), "{open}");
     let said = format!(
         "{}: open by a running program (process {} holds LevelDB's LOCK)",
         db.0.display(),
-        holder.id()
+        holder.0.id()
     );
     let notes = open["notes"].to_string();
     assert!(notes.contains(&said), "{notes}");

@@ -24,7 +24,7 @@ impl BlockHandle {
     }
 
     /// The offset just past this block's trailer, if it has one.
-    pub(crate) fn end(self) -> Option<u64> {
+    pub fn end(self) -> Option<u64> {
         self.offset
             .checked_add(self.size)?
             .checked_add(TRAILER_LEN as u64)

@@ -3,7 +3,9 @@
 //! filter covers (LevelDB's doc/table_format.md); the log format ([`log`]) and the
 //! MANIFEST it holds, which gives a database's live tables ([`manifest`]). The one
 //! reader of the workspace: the tool and every test that reads LevelDB's files use
-//! it.
+//! it. And its one writer, of what `leveldb-bloom refilter` commits: a table given a
+//! new filter block ([`rewrite_with_filter`]), a log ([`log_writer`]) of version
+//! edits ([`version_edit`]).
 //!
 //! Memory follows the blocks being read, never the file: a table is read through
 //! [`ReadAt`] (a file read with `pread`, or bytes already in memory), and a block's
@@ -12,12 +14,17 @@
 
 mod block;
 mod checksum;
+mod encode;
 mod filter_block;
+mod filter_block_builder;
 pub mod internal_key;
 pub mod log;
+pub mod log_writer;
 pub mod manifest;
+mod rewrite;
 mod source;
 mod table;
+pub mod version_edit;
 pub mod write_batch;
 
 use std::fmt;
@@ -25,7 +32,10 @@ use std::fmt;
 pub use block::{each_entry, entries, handle_value, BlockHandle, Entry, INTERNAL_KEY_TAG_LEN};
 pub use checksum::masked_crc;
 pub(crate) use checksum::unmask;
+pub use encode::{block_trailer, put_length_prefixed, put_varint};
 pub use filter_block::{FilterBlock, Lookup};
+pub use filter_block_builder::{FilterBlockBuilder, FILTER_BASE_LG};
+pub use rewrite::{rewrite_with_filter, RewriteError, Rewritten};
 pub use source::{open_regular_file, ReadAt};
 pub use table::{Table, MAX_BLOCK_LEN};
 
@@ -73,3 +83,5 @@ pub(crate) fn fixed32(data: &[u8], at: usize) -> Option<u32> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod write_tests;

@@ -9,18 +9,18 @@ use std::io::{self, Read};
 use crate::checksum::unmask;
 use crate::fixed32;
 
-const BLOCK_LEN: usize = 32 * 1024;
-const HEADER_LEN: usize = 7;
+pub(crate) const BLOCK_LEN: usize = 32 * 1024;
+pub(crate) const HEADER_LEN: usize = 7;
 /// The largest record assembled: a MANIFEST's first record lists every table of the
 /// database and a write-ahead log record is one write batch, both far smaller in
 /// any database this reader is meant for.
 pub const MAX_RECORD_LEN: usize = 256 << 20;
 
 const ZERO: u8 = 0;
-const FULL: u8 = 1;
-const FIRST: u8 = 2;
-const MIDDLE: u8 = 3;
-const LAST: u8 = 4;
+pub(crate) const FULL: u8 = 1;
+pub(crate) const FIRST: u8 = 2;
+pub(crate) const MIDDLE: u8 = 3;
+pub(crate) const LAST: u8 = 4;
 
 /// Where a log is broken, and how.
 #[derive(Debug)]

@@ -72,6 +72,9 @@ pub struct Version {
     pub prev_log_number: u64,
     pub next_file: u64,
     pub last_sequence: u64,
+    /// Where the next compaction of each level starts, as the last edit that set it
+    /// says.
+    pub compact_pointers: [Option<InternalKey>; NUM_LEVELS],
     pub levels: [Vec<LiveTable>; NUM_LEVELS],
 }
 
@@ -241,6 +244,7 @@ pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
         prev_log_number: 0,
         next_file: 0,
         last_sequence: 0,
+        compact_pointers: Default::default(),
         levels: Default::default(),
     };
     let (mut have_log, mut have_next, mut have_last) = (false, false, false);
@@ -265,6 +269,9 @@ pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
         }
         if let Some(n) = edit.last_sequence {
             (version.last_sequence, have_last) = (n, true);
+        }
+        for (level, key) in edit.compact_pointers {
+            version.compact_pointers[level] = Some(key);
         }
         for (level, number) in edit.deleted {
             tables[level].remove(&number);

@@ -8,8 +8,8 @@ use crate::block::{each_entry, handle_value, BlockHandle, TRAILER_LEN};
 use crate::source::ReadAt;
 use crate::{error, fixed32, masked_crc, unmask, TableError};
 
-const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
-const FOOTER_LEN: usize = 48;
+pub(crate) const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
+pub(crate) const FOOTER_LEN: usize = 48;
 /// The largest block this reader reads, stored or decompressed. LevelDB cuts data
 /// blocks at `block_size` (4 KiB by default) and a block exceeds it only by its last
 /// entry, so only values of hundreds of megabytes could make one this large; a
@@ -74,6 +74,15 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
         let mut contents = Vec::new();
         decode(raw, handle, &mut contents)?;
         Ok(contents)
+    }
+
+    /// A block as stored, its trailer included, once its checksum is verified: what a
+    /// copy of the block into another table writes.
+    pub fn raw_block(&self, handle: BlockHandle) -> Result<Vec<u8>, TableError> {
+        let mut raw = Vec::new();
+        self.read_run(handle, handle, &mut raw)?;
+        verify(&raw, handle)?;
+        Ok(raw)
     }
 
     /// Calls `visit` with each data block's handle and contents, in the index's order,

@@ -6,8 +6,9 @@
 pub mod bounded;
 pub mod craft;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use leveldb_table::{masked_crc, BlockHandle, FilterBlock, Lookup, ReadAt, Table};
@@ -185,6 +186,19 @@ pub fn goleveldb_write(db: &Path, keys: &Path) {
     );
 }
 
+/// Reads the database `db` with goleveldb (its bloom filter at 10 bits per key):
+/// every key of the file `keys` with its value, none of `absent`; its report line.
+pub fn goleveldb_read(db: &Path, keys: &Path, absent: &Path) -> String {
+    let output = succeed(
+        Command::new(goleveldb_tool())
+            .arg("read")
+            .arg(db)
+            .arg(keys)
+            .arg(absent),
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// The goleveldb tool (tests/goleveldb), built in GOPATH mode from Debian's packages
 /// into target/tmp: under a name of this process, then renamed into place, so that
 /// test processes building it at once never run a half-written file.
@@ -255,4 +269,129 @@ pub fn live_table_files(dir: &Path) -> Vec<PathBuf> {
         .flat_map(|level| version.files(level))
         .map(|t| leveldb_table::manifest::table_file(dir, t.number))
         .collect()
+}
+
+/// LevelDB 1.23 reading keys through a filter policy that records the filters it is
+/// asked about (cli/tests/explain_harness.cc), built into target/tmp.
+pub fn harness() -> PathBuf {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("explain_harness.{}", std::process::id()));
+    succeed(
+        Command::new("g++")
+            .args([
+                "-std=c++17",
+                "-O1",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+            ])
+            .arg(Path::new(REPO).join("cli/tests/explain_harness.cc"))
+            .arg("-o")
+            .arg(&out)
+            .arg("-lleveldb"),
+    );
+    out
+}
+
+/// What LevelDB did for each key: the filters it asked about (hex, answer) and
+/// whether the Get found a value.
+pub fn leveldb_gets(
+    harness: &Path,
+    dir: &Path,
+    keys: &[String],
+) -> Vec<(Vec<(String, bool)>, bool)> {
+    let mut child = Command::new(harness)
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all((keys.join("\n") + "\n").as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.ends_with("filters built 0\n"),
+        "LevelDB compacted during the reads:\n{text}"
+    );
+    let mut gets = Vec::new();
+    let mut calls = Vec::new();
+    for line in text.lines() {
+        if let Some(call) = line.strip_prefix("filter ") {
+            let (bytes, answer) = call.rsplit_once(' ').unwrap();
+            calls.push((bytes.to_string(), answer == "1"));
+        } else if let Some(result) = line.strip_prefix("get ") {
+            gets.push((std::mem::take(&mut calls), result == "found"));
+        }
+    }
+    assert_eq!(gets.len(), keys.len());
+    gets
+}
+
+/// Runs `leveldb-bloom refilter DB ARGS --json`: its exit code, its JSON report and
+/// its stderr.
+pub fn refilter_json(db: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .arg("refilter")
+        .arg(db)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A small database written by LevelDB (tests/loaders/refilter_db.py) with filters
+/// of `bits` bits per key, or "none": 12,000 keys compacted into a level-2 table,
+/// then 300 more into a level-0 table; the same tables whatever the policy.
+pub fn refilter_db(bits: &str) -> Scratch {
+    let db = Scratch::new();
+    succeed(
+        Command::new(PYTHON)
+            .arg(Path::new(REPO).join("tests/loaders/refilter_db.py"))
+            .arg("write")
+            .arg(&db.0)
+            .args([bits, "300"]),
+    );
+    db
+}
+
+/// A Python program holding the database `db` open with plyvel (LevelDB 1.23), once
+/// LevelDB has opened it; it closes the database and exits when [`Holder::release`]d.
+pub struct Holder(pub std::process::Child);
+
+impl Holder {
+    pub fn hold(db: &Path) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(PYTHON)
+            .arg("-c")
+            .arg("import plyvel, sys\ndb = plyvel.DB(sys.argv[1])\nprint('open', flush=True)\nsys.stdin.read()\ndb.close()")
+            .arg(db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "open\n");
+        Self(child)
+    }
+
+    /// Closes the database and waits for the program to exit.
+    pub fn release(&mut self) {
+        drop(self.0.stdin.take());
+        assert!(self.0.wait().unwrap().success());
+    }
 }
