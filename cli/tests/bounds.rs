@@ -18,6 +18,19 @@ use common::bounded::run_tool;
 use common::craft::{self, varint};
 use common::Scratch;
 
+/// `show TABLE -o PAGE` under the limits, its memory checked as the case `what`.
+fn show(table: &std::path::Path, page: &std::path::Path, what: &str) -> common::bounded::Run {
+    let args = [
+        "show".as_ref(),
+        table.as_os_str(),
+        "-o".as_ref(),
+        page.as_os_str(),
+    ];
+    let r = run_tool(&args, TIMEOUT, |_| {});
+    r.check(what, 400);
+    r
+}
+
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 fn scratch() -> Scratch {
@@ -70,19 +83,10 @@ fn a_filter_block_claiming_millions_of_filters() {
     );
     std::fs::write(&table, &bytes).unwrap();
     let page = dir.0.join("page.html");
-    let r = run_tool(
-        &[
-            "show".as_ref(),
-            table.as_os_str(),
-            "-o".as_ref(),
-            page.as_os_str(),
-        ],
-        TIMEOUT,
-        |_| {},
-    );
-    r.check(
+    let r = show(
+        &table,
+        &page,
         &format!("show: {} B table, 16M filters claimed", bytes.len()),
-        400,
     );
     assert_eq!(r.code(), Some(0), "{}", r.stderr);
     let html = std::fs::metadata(&page).unwrap().len();
@@ -169,19 +173,10 @@ fn filters_overlapping_into_gigabytes_are_refused() {
     let bytes = craft::table(&KEYS, b"filter.leveldb.BuiltinBloomFilter2", &block, None);
     std::fs::write(&table, &bytes).unwrap();
     let page = dir.0.join("page.html");
-    let r = run_tool(
-        &[
-            "show".as_ref(),
-            table.as_os_str(),
-            "-o".as_ref(),
-            page.as_os_str(),
-        ],
-        TIMEOUT,
-        |_| {},
-    );
-    r.check(
+    let r = show(
+        &table,
+        &page,
         &format!("show: {} B table, overlapping filters", bytes.len()),
-        400,
     );
     assert_eq!(r.code(), Some(1));
     assert!(
