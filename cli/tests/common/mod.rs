@@ -200,9 +200,15 @@ pub fn goleveldb_read(db: &Path, keys: &Path, absent: &Path) -> String {
 }
 
 /// The goleveldb tool (tests/goleveldb), built in GOPATH mode from Debian's packages
-/// into target/tmp: under a name of this process, then renamed into place, so that
-/// test processes building it at once never run a half-written file.
+/// into target/tmp, once per test process (its tests share the build): under a name
+/// of this process, then renamed into place, so that test processes building it at
+/// once never run a half-written file.
 fn goleveldb_tool() -> PathBuf {
+    static TOOL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    TOOL.get_or_init(build_goleveldb_tool).clone()
+}
+
+fn build_goleveldb_tool() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let (building, out) = (
         dir.join(format!("goleveldb-tool.{}", std::process::id())),
