@@ -99,7 +99,7 @@ pub fn table_file(db_dir: &Path, number: u64) -> PathBuf {
 }
 
 /// The bytes a message may show of what a file holds.
-const EXCERPT_LEN: usize = 40;
+pub const EXCERPT_LEN: usize = 40;
 
 /// A short excerpt of bytes read from a file, for a message: at most its first
 /// [`EXCERPT_LEN`] bytes, quoted, every control character and invalid byte escaped
