@@ -13,10 +13,10 @@ use serde::Serialize;
 const TEMPLATE: &str = include_str!("show/page.html");
 const SCRIPT: &str = include_str!("show/page.js");
 /// Keys of a table embedded in its page: beyond, only the chosen filter's keys are.
-const MAX_EMBEDDED_KEYS: usize = 200_000;
+pub const MAX_EMBEDDED_KEYS: usize = 200_000;
 /// Bytes of keys embedded in a page, likewise (the chosen filter's keys are left
 /// out too when they alone are more).
-const MAX_EMBEDDED_KEY_BYTES: usize = 32 << 20;
+pub const MAX_EMBEDDED_KEY_BYTES: usize = 32 << 20;
 /// The most filter bytes a page draws: 64 MiB, the filters of some 50 million keys
 /// at 10 bits per key (a table's, or a playground's). A table's filters are also
 /// refused when they add up to more than their filter block: LevelDB's never
