@@ -19,6 +19,19 @@ pub fn bloom_hash(key: &[u8]) -> u32 {
     hash(key, HASH_SEED)
 }
 
+/// [`bloom_hash`] with the tail bytes read as `tail` says: the hash a filter of
+/// either format probes a key with, for readers that must try both readings.
+///
+/// ```
+/// use leveldb_bloom::hash::{bloom_hash, bloom_hash_with, TailBytes};
+///
+/// assert_eq!(bloom_hash_with(b"hello", TailBytes::Unsigned), bloom_hash(b"hello"));
+/// ```
+#[inline]
+pub fn bloom_hash_with(key: &[u8], tail: TailBytes) -> u32 {
+    hash_with(key, HASH_SEED, tail)
+}
+
 /// How the 1–3 bytes after the last whole word are added in: the one point where
 /// LevelDB's hash has had two readings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
