@@ -505,8 +505,13 @@ void counters(const char* self, const char* library, const std::string& shared,
     if (!parse_gets(out_absent, &report)) return fail("a callgrind run failed");
     for (int kind = 0; kind < 2; kind++) {
       const Profile& run = kind == 0 ? absent : present;
-      Cost query = run.find({report.policy.query.c_str()});
-      Cost query_base = base.find({report.policy.query.c_str()});
+      // Our policy object's methods have symbols; LevelDB's are found by offset.
+      auto method = [&](const Profile& profile) {
+        return swapped ? profile.find({"libleveldb_bloom", "BloomPolicy::KeyMayMatch"})
+                       : profile.find({report.policy.query.c_str()});
+      };
+      Cost query = method(run);
+      Cost query_base = method(base);
       Cost ours = run.find({"libleveldb_bloom", "key_may_match"});
       Cost ours_base = base.find({"libleveldb_bloom", "key_may_match"});
       char callback[32] = "-";
@@ -521,8 +526,9 @@ void counters(const char* self, const char* library, const std::string& shared,
   // LevelDB reaches the policy's CreateFilter by a tail jump (from its
   // InternalFilterPolicy), which callgrind, with no symbol to mark where the stripped
   // function starts, counts as part of the caller's caller: the filter block's code
-  // that calls the policy. That function is found as the caller of our callback in
-  // the swapped run; it is the same code (and name) in the stock run.
+  // that calls the policy. That function is found as the caller of our policy
+  // object's CreateFilter in the swapped run; it is the same code (and name) in the
+  // stock run.
   Profile tables[2];
   for (int swapped = 0; swapped < 2; swapped++) {
     const char* side = swapped ? "swapped" : "stock";
@@ -535,7 +541,7 @@ void counters(const char* self, const char* library, const std::string& shared,
     leveldb::DestroyDB(db, leveldb::Options());
   }
   std::string callback;
-  Cost ours = tables[1].find({"libleveldb_bloom", "create_filter"}, &callback);
+  Cost ours = tables[1].find({"libleveldb_bloom", "BloomPolicy::CreateFilter"}, &callback);
   std::string caller = tables[1].callers[callback.substr(0, callback.rfind(" ["))];
   double filters = ours.calls;
   if (caller.empty() || filters <= 0) return fail("no filters built under callgrind");
@@ -548,7 +554,7 @@ void counters(const char* self, const char* library, const std::string& shared,
     std::printf("%-9s %10.0f per filter %8.1f per key", swapped ? "swapped" : "stock",
                 builder.ir / filters, builder.ir / 9000);
     if (swapped)
-      std::printf("; of which our callback %s: %.0f per filter %.1f per key",
+      std::printf("; of which our CreateFilter %s: %.0f per filter %.1f per key",
                   callback.substr(0, callback.rfind(" [")).c_str(), ours.ir / filters,
                   ours.ir / 9000);
     std::printf("\n");

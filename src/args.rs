@@ -1,5 +1,5 @@
 //! Raw C arguments turned into checked Rust values: byte strings, arrays, key sets,
-//! and `malloc`'d copies for the caller to `free()`.
+//! output buffers, and `malloc`'d memory for the caller to `free()`.
 
 use std::ffi::{c_char, c_int};
 use std::ptr;
@@ -44,6 +44,16 @@ pub(crate) fn can_slice<T>(data: *const T, len: usize) -> bool {
 pub(crate) struct Slice {
     pub(crate) data: *const c_char,
     pub(crate) size: size_t,
+}
+
+/// The bytes of the slice at `slice`; `None` if its data is NULL with a non-zero
+/// size.
+///
+/// # Safety
+/// `slice` must be readable, and its data valid for reads of its size, for `'a`.
+pub(crate) unsafe fn slice_bytes<'a>(slice: *const Slice) -> Option<&'a [u8]> {
+    // SAFETY: the caller's promise.
+    unsafe { bytes((*slice).data, (*slice).size) }
 }
 
 /// The bytes of the `num_keys` slices at `keys`; `None` if the array is NULL while
@@ -129,4 +139,64 @@ pub(crate) fn malloc_copy(filter: &[u8]) -> Option<(*mut c_char, usize)> {
     // SAFETY: `buffer` was just allocated with room for `filter.len()` bytes.
     unsafe { ptr::copy_nonoverlapping(filter.as_ptr(), buffer, filter.len()) };
     Some((buffer.cast(), filter.len()))
+}
+
+/// A `calloc`'d buffer, freed when dropped (also by a panic unwinding through)
+/// unless handed out.
+pub(crate) struct Zeroed(*mut u8, usize);
+
+impl Zeroed {
+    pub(crate) fn new(len: usize) -> Option<Self> {
+        // SAFETY: calloc has no preconditions; NULL is handled.
+        let buffer = unsafe { libc::calloc(len, 1) }.cast::<u8>();
+        (!buffer.is_null()).then_some(Self(buffer, len))
+    }
+
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: `len` zeroed bytes, owned by this value.
+        unsafe { std::slice::from_raw_parts_mut(self.0, self.1) }
+    }
+
+    /// The buffer and its length, now the caller's to `free()`.
+    pub(crate) fn hand_out(self) -> (*mut c_char, usize) {
+        let this = std::mem::ManuallyDrop::new(self);
+        (this.0.cast(), this.1)
+    }
+}
+
+impl Drop for Zeroed {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `new` and not handed out.
+        unsafe { libc::free(self.0.cast()) };
+    }
+}
+
+/// The first `len` bytes at `out`, zeroed: where a filter is written.
+///
+/// # Safety
+/// `out` must be non-NULL and writable for `len` ≤ `isize::MAX` bytes for `'a` (they
+/// may be uninitialised: they are zeroed before the slice is made).
+pub(crate) unsafe fn zeroed<'a>(out: *mut c_char, len: usize) -> &'a mut [u8] {
+    // SAFETY: the caller's promise.
+    unsafe {
+        ptr::write_bytes(out, 0, len);
+        std::slice::from_raw_parts_mut(out.cast::<u8>(), len)
+    }
+}
+
+/// The `len` results at `results`, each set to 1 (may match) before any is
+/// answered, so that what is not answered (a bad input, a panic) may match; `None`
+/// when there are none or they cannot form a slice.
+///
+/// # Safety
+/// A non-NULL `results` must be writable for `len` bytes for `'a`.
+pub(crate) unsafe fn results_may_match<'a>(results: *mut u8, len: usize) -> Option<&'a mut [u8]> {
+    if len == 0 || !can_slice(results.cast_const(), len) {
+        return None;
+    }
+    // SAFETY: non-NULL, within isize::MAX bytes and writable per the caller.
+    unsafe {
+        ptr::write_bytes(results, 1, len);
+        Some(std::slice::from_raw_parts_mut(results, len))
+    }
 }

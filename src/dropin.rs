@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use libc::size_t;
 
-use super::args::{slices, Slice};
-use super::ops;
-use super::registry::{self, Policy};
-use super::{guard, leveldb_filterpolicy_t};
+use super::args::{slice_bytes, slices, Slice};
+use super::ops::{self, Asker};
+use super::registry::{Policy, REGISTRY};
+use super::{c_text, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 use string_abi::StringAbi;
 
@@ -83,7 +83,7 @@ pub(crate) fn new_policy(
     }
     // SAFETY: the object, which alone could free the policy, is not returned yet.
     unsafe { (*policy).object.store(object as usize, Ordering::Release) };
-    registry::register(object as usize, policy, format);
+    REGISTRY.register(object as usize, policy, format);
     object.cast()
 }
 
@@ -123,7 +123,7 @@ pub(crate) fn destroy(handle: *mut leveldb_filterpolicy_t) {
     // SAFETY: the caller promised a live policy, or at least memory readable for a
     // pointer: a registered handle is one of our objects, anything else is deleted
     // only when it looks like a C++ object of a loaded library.
-    let object = registry::lookup(handle as usize).is_some()
+    let object = REGISTRY.lookup(handle as usize).is_some()
         || unsafe { loaded::is_cxx_object(handle.cast_const().cast()) };
     if object {
         // SAFETY: as above: an object with a virtual destructor, released once.
@@ -148,7 +148,7 @@ unsafe extern "C" fn release(state: *mut c_void) {
         || {
             // SAFETY: made by Box::into_raw in `new_policy`; the destructor runs once.
             let policy = unsafe { Box::from_raw(state.cast::<Policy>()) };
-            registry::unregister(policy.object.load(Ordering::Acquire));
+            REGISTRY.unregister(policy.object.load(Ordering::Acquire));
         },
     )
 }
@@ -161,7 +161,7 @@ unsafe extern "C" fn release(state: *mut c_void) {
 /// Called by a live object with its state.
 unsafe extern "C" fn name(state: *const c_void) -> *const c_char {
     // SAFETY: the caller's promise.
-    ops::name_of(&unsafe { policy(state) }.bloom).as_ptr()
+    c_text::policy_name(unsafe { policy(state) }.bloom.format()).as_ptr()
 }
 
 /// `CreateFilter`, first step: how many bytes to append for `num_keys` keys.
@@ -222,16 +222,12 @@ unsafe extern "C" fn key_may_match(
         || 1,
         || {
             // SAFETY: the caller's promises.
-            unsafe {
-                let (key, filter) = (&*key, &*filter);
-                ops::key_may_match(
-                    || Some(policy(state).bloom.format()),
-                    key.data,
-                    key.size,
-                    filter.data,
-                    filter.size,
-                )
-            }
+            let (policy, key, filter) =
+                unsafe { (policy(state), slice_bytes(key), slice_bytes(filter)) };
+            let (Some(key), Some(filter)) = (key, filter) else {
+                return 1;
+            };
+            ops::key_may_match(Asker::Object(policy), key, filter).into()
         },
     )
 }

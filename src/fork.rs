@@ -5,18 +5,18 @@
 //! every `fork()`: the registry's writers' lock. (The dynamic linker's questions the
 //! swap asks take glibc's loader lock, which glibc itself resets in a child.)
 
-use super::registry::WRITERS;
+use super::registry::REGISTRY;
 
 /// `fork()`'s prepare handler: waits for the write in flight, if any, and keeps
 /// others from starting until the fork is done.
 extern "C" fn lock_for_fork() {
-    WRITERS.acquire();
+    REGISTRY.writers_lock().acquire();
 }
 
 /// `fork()`'s parent and child handler: in both processes, the thread that forked
 /// is the one that locked in [`lock_for_fork`] (the child's only thread is its copy).
 extern "C" fn unlock_after_fork() {
-    WRITERS.release();
+    REGISTRY.writers_lock().release();
 }
 
 /// Registers the fork handlers. Runs as the library's ELF constructor: when

@@ -19,12 +19,14 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod args;
+mod c_text;
 mod dropin;
 mod exports;
 mod fork;
 mod fork_lock;
 mod ops;
 mod registry;
+mod stats;
 mod stats_report;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -16,8 +16,11 @@
 //! even (see `fork`).
 //!
 //! Beside the table, the handle registered last is kept while its policy is of the
-//! current format ([`is_last_current`]): a query through it, which needs the format
-//! only to answer "absent", then costs one load instead of a lookup.
+//! current format ([`Registry::is_last_current`]): a query through it, which needs
+//! the format only to answer "absent", then costs one load instead of a lookup.
+//!
+//! The process has one registry, [`REGISTRY`]; the tests make registries of their
+//! own, so that each property is observed without other tests' handles.
 
 use std::alloc::{alloc, Layout};
 use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
@@ -33,21 +36,9 @@ pub(crate) struct Policy {
     pub(crate) object: AtomicUsize,
 }
 
-/// Whether a policy of the legacy format was ever made in this process: until one
-/// is, every policy is of the current format, and counting a query under its format
-/// needs no lookup.
-static LEGACY_POLICY_MADE: AtomicBool = AtomicBool::new(false);
-
-pub(crate) fn legacy_policy_made() -> bool {
-    LEGACY_POLICY_MADE.load(Ordering::Relaxed)
-}
-
 impl Policy {
     /// A policy on the heap, or `None` when memory runs out.
     pub(crate) fn new(bloom: BloomFilterPolicy) -> Option<Box<Self>> {
-        if bloom.format() == Format::Legacy {
-            LEGACY_POLICY_MADE.store(true, Ordering::Relaxed);
-        }
         try_box(Self {
             bloom,
             object: AtomicUsize::new(0),
@@ -163,18 +154,27 @@ impl Table {
     }
 }
 
-/// The current table (NULL until the first handle).
-static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
-/// Odd while a writer changes the table.
-static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
-/// The handle registered last while it stands for a policy of the current format,
-/// else [`FREE`]. Written only by writers, under the lock: set when such a handle is
-/// registered, cleared when it is unregistered, before it leaves the table. So it is
-/// always FREE or a registered handle of a current policy.
-static LAST_CURRENT: AtomicUsize = AtomicUsize::new(FREE);
+/// Which handles stand for which policies.
+pub(crate) struct Registry {
+    /// The current table (NULL until the first handle).
+    table: AtomicPtr<Table>,
+    /// Odd while a writer changes the table.
+    sequence: AtomicUsize,
+    /// The handle registered last while it stands for a policy of the current
+    /// format, else [`FREE`]. Written only by writers, under the lock: set when such a
+    /// handle is registered, cleared when it is unregistered, before it leaves the
+    /// table. So it is always FREE or a registered handle of a current policy.
+    last_current: AtomicUsize,
+    /// Whether a handle of a legacy policy was ever registered: until one is, every
+    /// handle stands for a current policy, and counting a query under its format
+    /// needs no lookup.
+    legacy_registered: AtomicBool,
+    /// The writers' lock and state.
+    writers: ForkLock<Writer>,
+}
 
 /// What only writers touch, under the lock.
-pub(super) struct Writer {
+struct Writer {
     live: usize,
     /// Tables grown out of, kept for lookups that may still read them; boxed, as
     /// their addresses must not move.
@@ -182,196 +182,298 @@ pub(super) struct Writer {
     retired: Vec<Box<Table>>,
 }
 
-/// The writers' lock and state.
-pub(super) static WRITERS: ForkLock<Writer> = ForkLock::new(Writer {
-    live: 0,
-    retired: Vec::new(),
-});
+/// The registry of this process's policies.
+pub(crate) static REGISTRY: Registry = Registry::new();
 
-/// Runs `change` on the writers' state with the lock held and readers told to retry.
-fn write<T>(change: impl FnOnce(&mut Writer) -> T) -> T {
-    /// Makes the sequence count even again when dropped, also if `change` panics;
-    /// the lock is released after it.
-    struct Writing(usize);
-    impl Drop for Writing {
-        fn drop(&mut self) {
-            SEQUENCE.store(self.0.wrapping_add(2), Ordering::Release);
+impl Registry {
+    const fn new() -> Self {
+        Self {
+            table: AtomicPtr::new(std::ptr::null_mut()),
+            sequence: AtomicUsize::new(0),
+            last_current: AtomicUsize::new(FREE),
+            legacy_registered: AtomicBool::new(false),
+            writers: ForkLock::new(Writer {
+                live: 0,
+                retired: Vec::new(),
+            }),
         }
     }
-    let mut writer = WRITERS.lock();
-    let sequence = SEQUENCE.load(Ordering::Relaxed);
-    SEQUENCE.store(sequence.wrapping_add(1), Ordering::Relaxed);
-    fence(Ordering::Release);
-    let _writing = Writing(sequence);
-    change(&mut writer)
-}
 
-/// The current table, if any (writer only).
-fn current() -> Option<&'static Table> {
-    // SAFETY: tables are never freed (see the module documentation).
-    unsafe { TABLE.load(Ordering::Acquire).as_ref() }
-}
-
-/// Records `handle` as standing for `policy`, whose format is `format`; false only
-/// when memory runs out.
-pub(crate) fn register(handle: usize, policy: *mut Policy, format: Format) -> bool {
-    if handle == FREE {
-        return false;
+    /// The writers' lock, which the fork handlers hold across every `fork()`.
+    pub(crate) fn writers_lock(&self) -> &ForkLock<impl Sized> {
+        &self.writers
     }
-    write(|writer| {
-        let capacity = current().map_or(0, |table| table.slots.len());
-        if 2 * (writer.live + 1) > capacity {
-            let Some(grown) = Table::new((2 * capacity).max(FIRST_CAPACITY)) else {
-                return false;
-            };
-            if writer.retired.try_reserve(1).is_err() {
-                return false;
-            }
-            if let Some(old) = current() {
-                for slot in old.slots.iter() {
-                    let key = slot.handle.load(Ordering::Relaxed);
-                    if key != FREE {
-                        grown.insert(key, slot.policy.load(Ordering::Relaxed));
-                    }
-                }
-            }
-            let old = TABLE.swap(Box::into_raw(grown), Ordering::AcqRel);
-            if !old.is_null() {
-                // SAFETY: made by Box::into_raw below or before; kept, not freed.
-                writer.retired.push(unsafe { Box::from_raw(old) });
+
+    /// Runs `change` on the writers' state with the lock held and readers told to
+    /// retry.
+    fn write<T>(&'static self, change: impl FnOnce(&mut Writer) -> T) -> T {
+        /// Makes the sequence count even again when dropped, also if `change`
+        /// panics; the lock is released after it.
+        struct Writing<'r>(&'r AtomicUsize, usize);
+        impl Drop for Writing<'_> {
+            fn drop(&mut self) {
+                self.0.store(self.1.wrapping_add(2), Ordering::Release);
             }
         }
-        let table = current().expect("just made");
-        if table.find(handle).is_some() {
+        let mut writer = self.writers.lock();
+        let sequence = self.sequence.load(Ordering::Relaxed);
+        self.sequence
+            .store(sequence.wrapping_add(1), Ordering::Relaxed);
+        fence(Ordering::Release);
+        let _writing = Writing(&self.sequence, sequence);
+        change(&mut writer)
+    }
+
+    /// The current table, if any.
+    fn current(&self) -> Option<&'static Table> {
+        // SAFETY: tables are never freed (see the module documentation).
+        unsafe { self.table.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Records `handle` as standing for `policy`, whose format is `format`; false
+    /// only when memory runs out.
+    pub(crate) fn register(
+        &'static self,
+        handle: usize,
+        policy: *mut Policy,
+        format: Format,
+    ) -> bool {
+        if handle == FREE {
             return false;
         }
-        table.insert(handle, policy);
-        writer.live += 1;
-        let last = if format == Format::Current {
-            handle
-        } else {
-            FREE
-        };
-        LAST_CURRENT.store(last, Ordering::Relaxed);
-        true
-    })
-}
-
-/// Whether `handle` is registered and stands for a policy of the current format, as
-/// far as one load can tell: true only for the handle registered last (a `false`
-/// says nothing). No lookup, and nothing behind the handle is read.
-#[inline(always)]
-pub(crate) fn is_last_current(handle: usize) -> bool {
-    handle != FREE && LAST_CURRENT.load(Ordering::Relaxed) == handle
-}
-
-/// The policy `handle` stands for, if this library made it and has not destroyed it.
-#[inline(always)]
-pub(crate) fn lookup(handle: usize) -> Option<*mut Policy> {
-    if handle == FREE {
-        return None;
+        self.write(|writer| {
+            let capacity = self.current().map_or(0, |table| table.slots.len());
+            if 2 * (writer.live + 1) > capacity {
+                let Some(grown) = Table::new((2 * capacity).max(FIRST_CAPACITY)) else {
+                    return false;
+                };
+                if writer.retired.try_reserve(1).is_err() {
+                    return false;
+                }
+                if let Some(old) = self.current() {
+                    for slot in old.slots.iter() {
+                        let key = slot.handle.load(Ordering::Relaxed);
+                        if key != FREE {
+                            grown.insert(key, slot.policy.load(Ordering::Relaxed));
+                        }
+                    }
+                }
+                let old = self.table.swap(Box::into_raw(grown), Ordering::AcqRel);
+                if !old.is_null() {
+                    // SAFETY: made by Box::into_raw here before; kept, not freed.
+                    writer.retired.push(unsafe { Box::from_raw(old) });
+                }
+            }
+            let table = self.current().expect("just made");
+            if table.find(handle).is_some() {
+                return false;
+            }
+            table.insert(handle, policy);
+            writer.live += 1;
+            let last = match format {
+                Format::Current => handle,
+                Format::Legacy => {
+                    self.legacy_registered.store(true, Ordering::Relaxed);
+                    FREE
+                }
+            };
+            self.last_current.store(last, Ordering::Relaxed);
+            true
+        })
     }
-    loop {
-        let sequence = SEQUENCE.load(Ordering::Acquire);
-        // SAFETY: tables are never freed (see the module documentation).
-        let table = unsafe { TABLE.load(Ordering::Acquire).as_ref() }?;
-        let found = table
-            .find(handle)
-            .map(|slot| table.slots[slot].policy.load(Ordering::Relaxed));
-        fence(Ordering::Acquire);
-        if sequence & 1 == 0 && SEQUENCE.load(Ordering::Relaxed) == sequence {
-            return found;
+
+    /// Whether `handle` is registered and stands for a policy of the current format,
+    /// as far as one load can tell: true only for the handle registered last (a
+    /// `false` says nothing). No lookup, and nothing behind the handle is read.
+    #[inline(always)]
+    pub(crate) fn is_last_current(&self, handle: usize) -> bool {
+        handle != FREE && self.last_current.load(Ordering::Relaxed) == handle
+    }
+
+    /// Whether every handle registered so far stood for a policy of the current
+    /// format.
+    #[inline(always)]
+    pub(crate) fn all_current(&self) -> bool {
+        !self.legacy_registered.load(Ordering::Relaxed)
+    }
+
+    /// The policy `handle` stands for, if this library made it and has not
+    /// destroyed it.
+    #[inline(always)]
+    pub(crate) fn lookup(&self, handle: usize) -> Option<*mut Policy> {
+        if handle == FREE {
+            return None;
         }
-        std::hint::spin_loop();
-    }
-}
-
-/// Forgets `handle`, returning the policy it stood for.
-pub(crate) fn unregister(handle: usize) -> Option<*mut Policy> {
-    if handle == FREE {
-        return None;
-    }
-    write(|writer| {
-        let table = current()?;
-        let slot = table.find(handle)?;
-        if LAST_CURRENT.load(Ordering::Relaxed) == handle {
-            LAST_CURRENT.store(FREE, Ordering::Relaxed);
+        loop {
+            let sequence = self.sequence.load(Ordering::Acquire);
+            let table = self.current()?;
+            let found = table
+                .find(handle)
+                .map(|slot| table.slots[slot].policy.load(Ordering::Relaxed));
+            fence(Ordering::Acquire);
+            if sequence & 1 == 0 && self.sequence.load(Ordering::Relaxed) == sequence {
+                return found;
+            }
+            std::hint::spin_loop();
         }
-        let policy = table.slots[slot].policy.load(Ordering::Relaxed);
-        table.remove(slot);
-        writer.live -= 1;
-        Some(policy)
-    })
-}
+    }
 
-/// Whether a handle was ever registered in this process (or in the parent it was
-/// forked from): whether the library was used.
-pub(crate) fn ever_registered() -> bool {
-    !TABLE.load(Ordering::Relaxed).is_null()
+    /// Forgets `handle`, returning the policy it stood for.
+    pub(crate) fn unregister(&'static self, handle: usize) -> Option<*mut Policy> {
+        if handle == FREE {
+            return None;
+        }
+        self.write(|writer| {
+            let table = self.current()?;
+            let slot = table.find(handle)?;
+            if self.last_current.load(Ordering::Relaxed) == handle {
+                self.last_current.store(FREE, Ordering::Relaxed);
+            }
+            let policy = table.slots[slot].policy.load(Ordering::Relaxed);
+            table.remove(slot);
+            writer.live -= 1;
+            Some(policy)
+        })
+    }
+
+    /// Whether a handle was ever registered in this process (or in the parent it was
+    /// forked from): whether the library was used.
+    pub(crate) fn ever_registered(&self) -> bool {
+        !self.table.load(Ordering::Relaxed).is_null()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A registry of the test's own, never shared (its tables are kept for good, as
+    /// the process's are).
+    fn registry() -> &'static Registry {
+        Box::leak(Box::new(Registry::new()))
+    }
+
     #[test]
     fn register_lookup_unregister() {
+        let registry = registry();
         let mut a = Policy::new(BloomFilterPolicy::new(10)).unwrap();
         let mut b = Policy::new(BloomFilterPolicy::new(20)).unwrap();
         let (pa, pb): (*mut Policy, *mut Policy) = (&mut *a, &mut *b);
-        assert!(register(pa as usize, pa, Format::Current));
-        assert!(register(0x1000, pb, Format::Current));
-        assert!(!register(0x1000, pb, Format::Current), "registered twice");
-        assert_eq!(lookup(pa as usize), Some(pa));
-        assert_eq!(lookup(0x1000), Some(pb));
-        assert_eq!(lookup(0x2000), None);
-        assert_eq!(lookup(0), None);
-        assert_eq!(unregister(0x1000), Some(pb));
-        assert_eq!(unregister(0x1000), None);
-        assert_eq!(lookup(0x1000), None);
-        assert_eq!(lookup(pa as usize), Some(pa));
-        assert_eq!(unregister(pa as usize), Some(pa));
+        assert!(!registry.ever_registered());
+        assert!(registry.register(pa as usize, pa, Format::Current));
+        assert!(registry.register(0x1000, pb, Format::Current));
+        assert!(
+            !registry.register(0x1000, pb, Format::Current),
+            "registered twice"
+        );
+        assert!(
+            !registry.register(FREE, pb, Format::Current),
+            "0 is no handle"
+        );
+        assert_eq!(registry.lookup(pa as usize), Some(pa));
+        assert_eq!(registry.lookup(0x1000), Some(pb));
+        assert_eq!(registry.lookup(0x2000), None);
+        assert_eq!(registry.lookup(FREE), None);
+        assert_eq!(registry.unregister(0x1000), Some(pb));
+        assert_eq!(registry.unregister(0x1000), None);
+        assert_eq!(registry.lookup(0x1000), None);
+        assert_eq!(registry.lookup(pa as usize), Some(pa));
+        assert_eq!(registry.unregister(pa as usize), Some(pa));
+        assert!(registry.ever_registered());
     }
 
-    /// Only a registered handle of a current policy is ever the last current one.
-    /// (That a handle is, right after it is registered, is not asserted: other tests
-    /// register handles of their own at the same time.)
+    /// The handle registered last is the last current one exactly while it is
+    /// registered and its policy current; a legacy handle ends "all current".
     #[test]
-    fn last_current_is_a_registered_current_handle() {
+    fn last_current_is_the_last_registered_current_handle() {
+        let registry = registry();
         let policy = std::ptr::dangling_mut::<Policy>();
-        let (current, legacy) = (0xc0_0000_0010, 0xc0_0000_0020);
-        assert!(!is_last_current(FREE));
-        assert!(register(legacy, policy, Format::Legacy));
-        assert!(!is_last_current(legacy));
-        assert!(register(current, policy, Format::Current));
-        assert_eq!(unregister(current), Some(policy));
-        assert!(!is_last_current(current));
-        assert_eq!(unregister(legacy), Some(policy));
+        let (first, second, legacy) = (0xc0_0000_0010, 0xc0_0000_0020, 0xc0_0000_0030);
+        assert!(!registry.is_last_current(FREE));
+        assert!(registry.register(first, policy, Format::Current));
+        assert!(registry.is_last_current(first));
+        assert!(registry.register(second, policy, Format::Current));
+        assert!(registry.is_last_current(second) && !registry.is_last_current(first));
+        assert!(registry.all_current());
+        assert!(registry.register(legacy, policy, Format::Legacy));
+        assert!(!registry.is_last_current(legacy) && !registry.is_last_current(second));
+        assert!(!registry.all_current());
+        assert!(registry.register(first + 0x100, policy, Format::Current));
+        assert_eq!(registry.unregister(first + 0x100), Some(policy));
+        assert!(
+            !registry.is_last_current(first + 0x100),
+            "cleared when unregistered"
+        );
     }
 
     /// Growth, and back-shift deletion among colliding handles: every handle stays
     /// findable while others come and go.
     #[test]
     fn grows_and_deletes_without_losing_entries() {
+        let registry = registry();
         let policy = std::ptr::dangling_mut::<Policy>();
         // Handles far apart in memory but often sharing a home slot.
         let handles: Vec<usize> = (1..=5_000usize).map(|i| 0x10_0000 + (i << 20)).collect();
         for &h in &handles {
-            assert!(register(h, policy, Format::Current));
+            assert!(registry.register(h, policy, Format::Current));
         }
         for (i, &h) in handles.iter().enumerate() {
             if i % 3 == 0 {
-                assert_eq!(unregister(h), Some(policy));
+                assert_eq!(registry.unregister(h), Some(policy));
             }
         }
         for (i, &h) in handles.iter().enumerate() {
-            assert_eq!(lookup(h).is_some(), i % 3 != 0, "handle {i}");
+            assert_eq!(registry.lookup(h).is_some(), i % 3 != 0, "handle {i}");
         }
         for (i, &h) in handles.iter().enumerate() {
             if i % 3 != 0 {
-                assert_eq!(unregister(h), Some(policy));
+                assert_eq!(registry.unregister(h), Some(policy));
             }
         }
-        assert!(handles.iter().all(|&h| lookup(h).is_none()));
+        assert!(handles.iter().all(|&h| registry.lookup(h).is_none()));
+    }
+
+    /// Lookups take no lock: while a writer registers and unregisters thousands of
+    /// other handles (growing the table several times and shifting entries back),
+    /// readers always find the handles that stay and never one that was never
+    /// registered.
+    #[test]
+    fn lookups_during_writes_see_every_live_handle() {
+        let registry = registry();
+        let (kept, other) = (
+            std::ptr::dangling_mut::<Policy>(),
+            std::ptr::without_provenance_mut::<Policy>(0x40),
+        );
+        // Addresses, which threads may share, to compare lookups with.
+        let kept_address = kept as usize;
+        let stays: Vec<usize> = (1..=64usize).map(|i| 0x7000_0000 + (i << 12)).collect();
+        for &h in &stays {
+            assert!(registry.register(h, kept, Format::Current));
+        }
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    while !done.load(Ordering::Relaxed) {
+                        for &h in &stays {
+                            assert_eq!(registry.lookup(h).map(|p| p as usize), Some(kept_address));
+                            assert_eq!(registry.lookup(h + 8), None);
+                        }
+                    }
+                });
+            }
+            for round in 0..20usize {
+                let churn: Vec<usize> = (0..2_000usize)
+                    .map(|i| 0x9000_0000 + ((round * 2_000 + i) << 12))
+                    .collect();
+                for &h in &churn {
+                    assert!(registry.register(h, other, Format::Current));
+                }
+                for &h in &churn {
+                    assert_eq!(registry.unregister(h), Some(other));
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+        });
     }
 }

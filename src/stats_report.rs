@@ -21,8 +21,10 @@ mod destination;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
-use super::{guard, registry};
-use bloom::stats::{self, Counts, Stats};
+use super::guard;
+use super::registry::REGISTRY;
+use super::stats::{self, Stats};
+use bloom::Counts;
 use destination::{write_unblocked, Destination, Stderr};
 
 /// The environment variable read once, when the library starts.
@@ -103,7 +105,7 @@ extern "C" fn report() {
                 return;
             };
             let now = stats::snapshot();
-            let used = now != Stats::default() || registry::ever_registered();
+            let used = now != Stats::default() || REGISTRY.ever_registered();
             let line = used.then(|| summary(&now, std::process::id()) + "\n");
             if let Err(why) = destination.finish(line.as_ref().map(String::as_bytes)) {
                 stderr.say(&format!(

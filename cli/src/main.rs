@@ -82,7 +82,7 @@ fn long_version() -> String {
         "{}\nlibrary: leveldb-bloom {}\nSIMD level: {}",
         env!("CARGO_PKG_VERSION"),
         leveldb_bloom::VERSION,
-        leveldb_bloom::simd_level().to_string_lossy()
+        leveldb_bloom::simd_level()
     )
 }
 

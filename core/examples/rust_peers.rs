@@ -73,7 +73,7 @@ fn main() {
     println!(
         "\nRust API against rusty-leveldb 4.0.2's BloomPolicy, 10 bits per key, SIMD level {} \
          (ns per key, medians of {ROUNDS} alternated rounds; ratio = rusty-leveldb / ours)",
-        leveldb_bloom::simd_level().to_string_lossy()
+        leveldb_bloom::simd_level()
     );
     println!(
         "  {:<50} {:>9} {:>13} {:>10}",

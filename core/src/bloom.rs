@@ -11,9 +11,7 @@ mod probe;
 
 use crate::bit_position::BitCount;
 use crate::format::{Format, MATCH_ALL_FILTER, MAX_PROBES, MIN_BITS};
-use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
-use crate::stats;
 pub use filter::Filter;
 use probe::set_all;
 
@@ -179,18 +177,11 @@ impl BloomFilterPolicy {
         I::Item: AsRef<[u8]>,
     {
         let keys = keys.into_iter();
-        if self.filter_len(keys.len()) != Some(out.len()) {
-            return Err(WrongFilterLength);
-        }
-        let (k_byte, array) = out.split_last_mut().ok_or(WrongFilterLength)?;
-        *k_byte = self.num_probes;
-        array.fill(0);
-        let num_keys = keys.len();
+        let array = self.empty_filter(keys.len(), out)?;
         match self.format {
             Format::Current => batch::add_keys(keys, array, self.num_probes, level),
             Format::Legacy => legacy::add_keys_both_readings(keys, array, self.num_probes),
         }
-        stats::record_build(self.format, num_keys as u64, out.len() as u64);
         Ok(())
     }
 
@@ -249,19 +240,28 @@ impl BloomFilterPolicy {
         I::IntoIter: ExactSizeIterator,
     {
         let hashes = hashes.into_iter();
-        let num_keys = hashes.len();
+        let array = self.empty_filter(hashes.len(), out)?;
+        match BitCount::new(array.len()) {
+            BitCount::Small(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
+            BitCount::Huge(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
+        }
+        Ok(())
+    }
+
+    /// Makes `out`, which must be the filter's length for `num_keys` keys, a filter
+    /// with no bit set: k in its last byte; returns the bit array before it.
+    fn empty_filter<'o>(
+        &self,
+        num_keys: usize,
+        out: &'o mut [u8],
+    ) -> Result<&'o mut [u8], WrongFilterLength> {
         if self.filter_len(num_keys) != Some(out.len()) {
             return Err(WrongFilterLength);
         }
         let (k_byte, array) = out.split_last_mut().ok_or(WrongFilterLength)?;
         *k_byte = self.num_probes;
         array.fill(0);
-        match BitCount::new(array.len()) {
-            BitCount::Small(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
-            BitCount::Huge(bits) => hashes.for_each(|h| set_all(array, h, self.num_probes, bits)),
-        }
-        stats::record_build(self.format, num_keys as u64, out.len() as u64);
-        Ok(())
+        Ok(array)
     }
 
     /// The filter for `keys`, any collection of byte strings; see
@@ -302,11 +302,7 @@ impl BloomFilterPolicy {
     /// assert!(policy.key_may_match("hello", &filter));
     /// ```
     pub fn key_may_match(&self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
-        let key = key.as_ref();
-        // The hash first: its chain of multiplications is the call's critical path, and
-        // decoding the filter runs beside it.
-        let h = bloom_hash(key);
-        Filter::with_format(filter, self.format).may_contain_counted(key, h)
+        Filter::with_format(filter, self.format).may_contain(key)
     }
 }
 

@@ -7,28 +7,11 @@
 
 #![forbid(unsafe_code)]
 
-use std::ffi::CStr;
-
 /// The name LevelDB stores with every filter block of this format.
-pub const POLICY_NAME: &str = c_str_text(POLICY_NAME_C);
-
-/// [`POLICY_NAME`] as a C string, for the C API.
-pub(crate) const POLICY_NAME_C: &CStr = c"leveldb.BuiltinBloomFilter2";
+pub const POLICY_NAME: &str = "leveldb.BuiltinBloomFilter2";
 
 /// The name goleveldb and LevelDB before 1.18 store with their filter blocks.
-pub const LEGACY_POLICY_NAME: &str = c_str_text(LEGACY_POLICY_NAME_C);
-
-/// [`LEGACY_POLICY_NAME`] as a C string, for the C API.
-const LEGACY_POLICY_NAME_C: &CStr = c"leveldb.BuiltinBloomFilter";
-
-/// The text of a C string that is UTF-8 (checked when compiled): so that each name
-/// is written once, as a C string, and read as `&str` too.
-const fn c_str_text(name: &'static CStr) -> &'static str {
-    match name.to_str() {
-        Ok(text) => text,
-        Err(_) => panic!("a policy name is UTF-8"),
-    }
-}
+pub const LEGACY_POLICY_NAME: &str = "leveldb.BuiltinBloomFilter";
 
 /// Which filter blocks a [`BloomFilterPolicy`](crate::BloomFilterPolicy) writes and
 /// reads: their name, and how the key's hash is read.
@@ -49,14 +32,9 @@ pub enum Format {
 impl Format {
     /// The name stored with filter blocks of this format (after `filter.`).
     pub fn name(self) -> &'static str {
-        c_str_text(self.c_name())
-    }
-
-    /// [`name`](Self::name) as a C string.
-    pub fn c_name(self) -> &'static CStr {
         match self {
-            Self::Current => POLICY_NAME_C,
-            Self::Legacy => LEGACY_POLICY_NAME_C,
+            Self::Current => POLICY_NAME,
+            Self::Legacy => LEGACY_POLICY_NAME,
         }
     }
 }

@@ -68,6 +68,11 @@
 //! # }
 //! ```
 //!
+//! # Counting
+//!
+//! The crate keeps no state: a program that wants to know how often its filters
+//! answered "absent" counts through a [`Counter`] of its own.
+//!
 //! # C and C++
 //!
 //! This crate is the format alone: a plain Rust library, with no C symbol and no
@@ -80,28 +85,28 @@
 
 mod bit_position;
 mod bloom;
+mod counter;
 mod format;
 pub mod hash;
 #[cfg(feature = "rusty-leveldb")]
 mod rusty_leveldb;
 mod same_length_keys;
 mod simd;
-pub mod stats;
 #[cfg(test)]
 mod test_random;
 
 pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
+pub use counter::{Counter, Counts};
 pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};
 pub use same_length_keys::SameLengthKeys;
+pub use simd::SIMD_LEVELS;
 
 /// This library's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The SIMD level this process hashes keys with in batch queries and when building
-/// filters: `"avx512"`, `"avx2"` or `"scalar"`, the best the CPU has or the one
+/// filters, one of [`SIMD_LEVELS`]: the best the CPU has or the one
 /// `LEVELDB_BLOOM_SIMD` names (a level the CPU lacks falls back to the best below).
-pub fn simd_level() -> &'static CStr {
-    simd::SimdLevel::active().name().as_c_str()
+pub fn simd_level() -> &'static str {
+    simd::SimdLevel::active().name().as_str()
 }
-
-use std::ffi::CStr;

@@ -10,18 +10,19 @@
 //! Most of the core's `unsafe` is here: calls into functions compiled for a CPU
 //! feature (only through a level that proves the feature, see `level`), unaligned
 //! vector loads and stores, gathers, and the prefetch instruction. (Elsewhere: one
-//! unchecked read in `bit_position`, and the thread pointer in `stats`.)
+//! unchecked read in `bit_position`, and the keys of `SameLengthKeys`.)
 
 mod level;
+mod scalar;
 
-use crate::hash::bloom_hash;
 pub(crate) use level::SimdLevel;
 use level::Vector;
+pub use level::SIMD_LEVELS;
 
 /// `out[i] = bloom_hash(keys[i])`, computed at `level`.
 pub(crate) fn bloom_hashes(level: SimdLevel, keys: &[&[u8]], out: &mut [u32]) {
     match level.vector() {
-        None => scalar(keys, out),
+        None => scalar::bloom_hashes(keys, out),
         #[cfg(target_arch = "x86_64")]
         Some(Vector::Avx2(avx2)) => avx2.bloom_hashes(keys, out),
         #[cfg(target_arch = "x86_64")]
@@ -42,7 +43,7 @@ pub(crate) unsafe fn bloom_hashes_same_length(
     // SAFETY: the caller's promise.
     unsafe {
         match level.vector() {
-            None => scalar_same_length(starts, len, out),
+            None => scalar::same_length(starts, len, out),
             #[cfg(target_arch = "x86_64")]
             Some(Vector::Avx2(avx2)) => avx2.bloom_hashes_same_length(starts, len, out),
             #[cfg(target_arch = "x86_64")]
@@ -62,31 +63,7 @@ pub(crate) fn all_of_length(
     match level.vector() {
         #[cfg(target_arch = "x86_64")]
         Some(Vector::Avx512(avx512)) => avx512.all_of_length(starts, lengths, len),
-        _ => scalar_all_of_length(starts, lengths, len),
-    }
-}
-
-fn scalar_all_of_length(starts: &[*const u8], lengths: &[usize], len: usize) -> bool {
-    // One pass with no early exit, so that it is a few vector instructions a key.
-    let keys = starts.iter().zip(lengths);
-    let (other_lengths, nulls) = keys.fold((0, 0), |(other, nulls), (&start, &length)| {
-        (other | (length ^ len), nulls + usize::from(start.is_null()))
-    });
-    other_lengths == 0 && nulls == 0
-}
-
-/// # Safety
-/// As for [`bloom_hashes_same_length`].
-unsafe fn scalar_same_length(starts: &[*const u8], len: usize, out: &mut [u32]) {
-    for (&start, h) in starts.iter().zip(out) {
-        // SAFETY: readable for `len` bytes per the caller.
-        *h = bloom_hash(unsafe { std::slice::from_raw_parts(start, len) });
-    }
-}
-
-fn scalar(keys: &[&[u8]], out: &mut [u32]) {
-    for (key, h) in keys.iter().zip(out) {
-        *h = bloom_hash(key);
+        _ => scalar::all_of_length(starts, lengths, len),
     }
 }
 
@@ -184,7 +161,7 @@ macro_rules! lane_hasher {
                 store(out, h);
             }
             // SAFETY: as above.
-            unsafe { super::scalar_same_length(groups.remainder(), len, outs.into_remainder()) }
+            unsafe { crate::simd::scalar::same_length(groups.remainder(), len, outs.into_remainder()) }
         }
 
         /// `out[i] = bloom_hash(keys[i])`; the CPU must have the features.
@@ -196,7 +173,7 @@ macro_rules! lane_hasher {
                 let group: &[&[u8]; LANES] = group.try_into().expect("chunks of LANES");
                 store(out, hash_lanes(group));
             }
-            super::scalar(groups.remainder(), outs.into_remainder());
+            crate::simd::scalar::bloom_hashes(groups.remainder(), outs.into_remainder());
         }
 
         #[target_feature(enable = $features)]
@@ -283,6 +260,7 @@ pub(crate) use avx512_probes::{LaneProbes, MAX_KEYS as LANE_PROBES_MAX_KEYS};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::bloom_hash;
 
     /// Keys of every length 0..=80 with bytes of every value, in groups whose
     /// lengths differ, and groups of one length: each level equals the scalar hash.
@@ -313,7 +291,7 @@ mod tests {
                         out,
                         expected[start..start + keys.len()],
                         "{:?}",
-                        level.name().as_c_str()
+                        level.name().as_str()
                     );
                 }
             }

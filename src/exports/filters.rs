@@ -6,11 +6,10 @@ use std::ptr;
 
 use libc::size_t;
 
-use super::super::ops::{
-    create_filter, format_of, key_may_match, key_may_match_batch, lookup_policy, policy_of,
-    write_filter,
-};
+use super::super::args::{array, bytes, results_may_match, zeroed, Keys};
+use super::super::ops::{self, policy_of, Asker};
 use super::super::{guard, leveldb_filterpolicy_t};
+use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 
 /// Builds the filter for `num_keys` keys: exactly the bytes LevelDB's `CreateFilter`
 /// appends to an empty string. Key i is `key_length_array[i]` bytes at
@@ -41,22 +40,34 @@ pub unsafe extern "C" fn leveldb_bloom_create_filter(
     num_keys: c_int,
     filter_length: *mut size_t,
 ) -> *mut c_char {
-    let on_panic = || {
-        // SAFETY: as below, with no policy: only the match-all filter is made.
-        unsafe { create_filter(None, ptr::null(), ptr::null(), -1, filter_length) }
+    // SAFETY: the caller passes NULL or a writable size_t.
+    let Some(filter_length) = (unsafe { filter_length.as_mut() }) else {
+        return ptr::null_mut();
     };
-    guard(on_panic, || {
-        // SAFETY: the caller's promises, passed on.
-        unsafe {
-            create_filter(
-                policy_of(policy),
-                key_array,
-                key_length_array,
-                num_keys,
-                filter_length,
-            )
-        }
-    })
+    let filter = guard(
+        || ops::create_filter(None, None),
+        || {
+            // SAFETY: the caller's promises about the arrays and the policy.
+            let (bloom, keys) = unsafe {
+                let num_keys = usize::try_from(num_keys).ok();
+                let keys = num_keys.and_then(|n| Keys::new(key_array, key_length_array, n));
+                (bloom_of(policy), keys)
+            };
+            ops::create_filter(bloom, keys)
+        },
+    );
+    let (buffer, length) = filter.unwrap_or((ptr::null_mut(), 0));
+    *filter_length = length;
+    buffer
+}
+
+/// The filter policy behind `policy`, if it is one of this library's.
+///
+/// # Safety
+/// As for [`policy_of`].
+unsafe fn bloom_of<'a>(policy: *const leveldb_filterpolicy_t) -> Option<&'a BloomFilterPolicy> {
+    // SAFETY: the caller's promise.
+    unsafe { policy_of(policy) }.map(|policy| &policy.bloom)
 }
 
 /// Whether `key` may be in `filter`: LevelDB's `KeyMayMatch`, for any bytes at all.
@@ -82,8 +93,13 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match(
     guard(
         || 1,
         || {
-            // SAFETY: the caller's promises, passed on.
-            unsafe { key_may_match(|| format_of(policy), key, length, filter, filter_length) }
+            // SAFETY: the caller's promises about the key's and the filter's bytes.
+            let (Some(key), Some(filter)) =
+                (unsafe { (bytes(key, length), bytes(filter, filter_length)) })
+            else {
+                return 1;
+            };
+            ops::key_may_match(Asker::Handle(policy), key, filter).into()
         },
     )
 }
@@ -120,17 +136,20 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match_batch(
     guard(
         || (),
         || {
-            // SAFETY: the caller's promises, passed on.
+            // SAFETY: the caller's promises about every array and the policy.
             unsafe {
-                key_may_match_batch(
-                    lookup_policy(policy),
-                    key_array,
-                    key_length_array,
-                    num_keys,
-                    filter,
-                    filter_length,
-                    results,
-                )
+                let Some(results) = results_may_match(results, num_keys) else {
+                    return;
+                };
+                let checked = (
+                    policy_of(policy),
+                    array(key_array, num_keys),
+                    array(key_length_array, num_keys),
+                    bytes(filter, filter_length),
+                );
+                if let (Some(policy), Some(pointers), Some(lengths), Some(filter)) = checked {
+                    ops::key_may_match_batch(policy, pointers, lengths, filter, results);
+                }
             }
         },
     )
@@ -152,7 +171,7 @@ pub unsafe extern "C" fn leveldb_bloom_filter_length(
         || 0,
         || {
             // SAFETY: the caller's promise about `policy`.
-            unsafe { policy_of(policy) }
+            unsafe { bloom_of(policy) }
                 .and_then(|bloom| bloom.filter_len(num_keys))
                 .unwrap_or(0)
         },
@@ -181,21 +200,32 @@ pub unsafe extern "C" fn leveldb_bloom_write_filter(
     out: *mut c_char,
     out_length: size_t,
 ) -> size_t {
-    let on_panic = || {
-        // SAFETY: as below, with no policy: only the match-all filter is written.
-        unsafe { write_filter(None, ptr::null(), ptr::null(), 0, out, out_length) }
-    };
-    guard(on_panic, || {
-        // SAFETY: the caller's promises, passed on.
-        unsafe {
-            write_filter(
-                policy_of(policy),
-                key_array,
-                key_length_array,
-                num_keys,
-                out,
-                out_length,
-            )
-        }
-    })
+    // Too short even for the match-all filter (and so for any filter): untouched.
+    if out.is_null() || out_length < MATCH_ALL_FILTER.len() || out_length > isize::MAX as usize {
+        return 0;
+    }
+    let written = guard(
+        || None,
+        || {
+            // SAFETY: the caller's promises about the arrays and the policy.
+            let (bloom, keys) = unsafe {
+                let keys = Keys::new(key_array, key_length_array, num_keys);
+                (bloom_of(policy), keys)
+            };
+            let fits = bloom
+                .zip(keys)
+                .is_some_and(|(bloom, keys)| bloom.filter_len(keys.len()) == Some(out_length));
+            // Only the bytes to be written are touched: all of `out` for the real filter.
+            let len = if fits {
+                out_length
+            } else {
+                MATCH_ALL_FILTER.len()
+            };
+            // SAFETY: non-NULL and writable for `out_length` ≥ `len` bytes per the caller.
+            let out = unsafe { zeroed(out, len) };
+            Some(ops::write_filter_into(bloom, keys.map(Keys::iter), out))
+        },
+    );
+    // SAFETY: as above, for the match-all filter's bytes.
+    written.unwrap_or_else(|| ops::write_match_all(unsafe { zeroed(out, MATCH_ALL_FILTER.len()) }))
 }

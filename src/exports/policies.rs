@@ -1,11 +1,12 @@
 //! The exported functions that make, name and release policies, and tell about the
 //! library: each one panic boundary around the layers below.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
-use super::super::{dropin, guard, leveldb_filterpolicy_t, ops};
-use bloom::Format;
+use super::super::ops::policy_of;
+use super::super::{c_text, dropin, guard, leveldb_filterpolicy_t};
+use bloom::{BloomFilterPolicy, Format};
 
 /// Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
 /// each key gets `bits_per_key` bits and k = bits_per_key × 0.69 probes (truncated,
@@ -105,8 +106,10 @@ fn new_policy(
     caller: *const c_void,
 ) -> *mut leveldb_filterpolicy_t {
     guard(ptr::null_mut, || {
-        ops::bits_per_key(bits_per_key, format)
-            .map_or(ptr::null_mut(), |bloom| dropin::new_policy(bloom, caller))
+        // A negative bits per key is undefined in LevelDB.
+        u32::try_from(bits_per_key).map_or(ptr::null_mut(), |bits_per_key| {
+            dropin::new_policy(BloomFilterPolicy::with_format(bits_per_key, format), caller)
+        })
     })
 }
 
@@ -148,7 +151,9 @@ pub unsafe extern "C" fn leveldb_bloom_policy_name(
 ) -> *const c_char {
     guard(ptr::null, || {
         // SAFETY: the caller's promise about `policy`.
-        unsafe { ops::policy_of(policy) }.map_or(ptr::null(), |bloom| ops::name_of(bloom).as_ptr())
+        unsafe { policy_of(policy) }.map_or(ptr::null(), |policy| {
+            c_text::policy_name(policy.bloom.format()).as_ptr()
+        })
     })
 }
 
@@ -157,13 +162,7 @@ pub unsafe extern "C" fn leveldb_bloom_policy_name(
 /// for; a program can compare the two at start-up.
 #[no_mangle]
 pub extern "C" fn leveldb_bloom_version() -> *const c_char {
-    // Checked when compiled: a version has no NUL.
-    const VERSION: &CStr =
-        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-            Ok(version) => version,
-            Err(_) => panic!("a version has no NUL"),
-        };
-    guard(ptr::null, || VERSION.as_ptr())
+    guard(ptr::null, || c_text::version().as_ptr())
 }
 
 /// The SIMD level this process hashes keys with in `leveldb_bloom_key_may_match_batch`
@@ -175,7 +174,7 @@ pub extern "C" fn leveldb_bloom_version() -> *const c_char {
 /// level gives the same results.
 #[no_mangle]
 pub extern "C" fn leveldb_bloom_simd_level() -> *const c_char {
-    guard(ptr::null, || bloom::simd_level().as_ptr())
+    guard(ptr::null, || c_text::simd_level().as_ptr())
 }
 
 /// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own

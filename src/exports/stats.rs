@@ -4,7 +4,8 @@ use std::ffi::c_int;
 use std::mem::{offset_of, size_of};
 
 use super::super::guard;
-use bloom::stats::{self, Counts};
+use super::super::stats;
+use bloom::Counts;
 
 /// Filter statistics of this process, as `leveldb_bloom_stats` fills them in.
 ///

@@ -7,7 +7,7 @@
 use super::probe::{all_set, set_all, Probes};
 use crate::bit_position::{BitCount, Locate};
 use crate::simd::{self, SimdLevel};
-use crate::SameLengthKeys;
+use crate::same_length_keys::SameLengthKeys;
 
 /// Keys hashed per round.
 const GROUP: usize = 64;
@@ -80,7 +80,7 @@ pub(super) fn query_keys<'k, T>(
     filter: Probes<'_>,
     results: &mut [T],
     level: SimdLevel,
-) -> u64
+) -> usize
 where
     T: From<bool>,
 {
@@ -103,7 +103,7 @@ fn query<'k, 'r, L, T>(
     bits: L,
     results: &mut impl Iterator<Item = &'r mut T>,
     level: SimdLevel,
-) -> u64
+) -> usize
 where
     L: Locate,
     T: From<bool> + 'r,
@@ -115,7 +115,7 @@ where
         }
         for (&h, result) in hashes.iter().zip(&mut *results) {
             let set = all_set(array, h, num_probes, bits);
-            absent += u64::from(!set);
+            absent += usize::from(!set);
             *result = set.into();
         }
     });
@@ -129,7 +129,7 @@ fn query_in_lanes<'k, 'r, T>(
     lanes: simd::LaneProbes<'_>,
     results: &mut impl Iterator<Item = &'r mut T>,
     level: SimdLevel,
-) -> u64
+) -> usize
 where
     T: From<bool> + 'r,
 {
@@ -137,7 +137,7 @@ where
     let mut absent = 0;
     keys.for_each_group(level, |hashes| {
         let answers = lanes.all_set(hashes);
-        absent += (hashes.len() as u32 - answers.count_ones()) as u64;
+        absent += hashes.len() - answers.count_ones() as usize;
         for (j, result) in results.take(hashes.len()).enumerate() {
             *result = (answers >> j & 1 == 1).into();
         }

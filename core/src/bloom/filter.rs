@@ -5,8 +5,7 @@ use super::probe::Probes;
 use crate::format::{Format, MAX_PROBES};
 use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
-use crate::stats;
-use crate::SameLengthKeys;
+use crate::same_length_keys::SameLengthKeys;
 
 /// A filter's bytes, decoded once for any number of queries.
 ///
@@ -24,8 +23,6 @@ use crate::SameLengthKeys;
 #[derive(Clone, Copy, Debug)]
 pub struct Filter<'a> {
     answer: Answer<'a>,
-    /// What the statistics count its queries under.
-    format: Format,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -49,10 +46,7 @@ impl<'a> Filter<'a> {
             Some((&k, _)) if k == 0 || k > MAX_PROBES => Answer::Always,
             Some((&num_probes, array)) => Answer::Probe(Probes { array, num_probes }),
         };
-        Self {
-            answer,
-            format: Format::Current,
-        }
+        Self { answer }
     }
 
     /// Decodes a filter of `format`: [`new`](Self::new) for [`Format::Current`]; for
@@ -64,7 +58,7 @@ impl<'a> Filter<'a> {
             (Answer::Probe(probes), Format::Legacy) => Answer::ProbeEitherReading(probes),
             (answer, _) => answer,
         };
-        Self { answer, format }
+        Self { answer }
     }
 
     /// Whether `key` (any byte string: `&[u8]`, `&str`, `Vec<u8>`…) may have been
@@ -80,82 +74,28 @@ impl<'a> Filter<'a> {
     #[inline(always)]
     pub fn may_contain(&self, key: impl AsRef<[u8]>) -> bool {
         let key = key.as_ref();
-        self.may_contain_counted(key, bloom_hash(key))
-    }
-
-    /// [`may_contain`](Self::may_contain) for a key whose [`bloom_hash`] is `h`, counted
-    /// in [`stats`].
-    #[inline(always)]
-    pub(crate) fn may_contain_counted(&self, key: &[u8], h: u32) -> bool {
-        let answer = self.may_contain_hashed(key, h);
-        stats::record_query(self.format, answer, self.by_rule());
-        answer
-    }
-
-    /// LevelDB's `KeyMayMatch` of `key` in the filter bytes `filter` (any bytes, decoded
-    /// as [`new`](Self::new) does) for a policy whose [`Format`] `format` gives, asked
-    /// for only when the answer depends on it (for the C ABI, finding a policy's
-    /// format may cost a lookup): every format answers "may match" when the key's
-    /// probes are all set under the current format's reading, which the legacy format
-    /// also tries first, so a present key never waits for it; an absent key is probed
-    /// once under each reading its format has. `format` returning `None` (no known
-    /// policy) answers "may match". The key is hashed before the filter is decoded:
-    /// for a long key the hash's chain of multiplications is the call's critical path,
-    /// and the decoding runs beside it.
-    ///
-    /// With [`stats`] on, the query is counted under the format, so
-    /// `format` is asked for "may match" answers too, told so by its argument
-    /// (`true`: the answer is "may match" whatever the format; the format is wanted
-    /// only to count the query under it, and `None` leaves it uncounted).
-    ///
-    /// ```
-    /// use leveldb_bloom::{BloomFilterPolicy, Filter, Format};
-    ///
-    /// let filter = BloomFilterPolicy::legacy(10).build_filter(&["hello"]);
-    /// assert!(Filter::key_may_match_for(&filter, b"hello", |_| Some(Format::Legacy)));
-    /// assert!(Filter::key_may_match_for(&filter, b"other", |_| None));
-    /// ```
-    #[inline(always)]
-    pub fn key_may_match_for(
-        filter: &'a [u8],
-        key: &[u8],
-        format: impl FnOnce(bool) -> Option<Format>,
-    ) -> bool {
         let h = bloom_hash(key);
-        let filter = Self::new(filter);
-        let current_reading = filter.may_contain_hash(h);
-        if current_reading && !stats::enabled() {
-            return true;
-        }
-        let Some(format) = format(current_reading) else {
-            return true;
-        };
-        let answer = current_reading
-            || match (format, filter.answer) {
-                (Format::Legacy, Answer::Probe(probes)) => probes.all_set_signed_reading(key),
-                _ => false,
-            };
-        stats::record_query(format, answer, filter.by_rule());
-        answer
-    }
-
-    /// Whether this filter's answers come from a rule rather than its bits: shorter
-    /// than two bytes ("absent"), or k = 0 or above 30 ("may match").
-    #[inline(always)]
-    pub(crate) fn by_rule(&self) -> bool {
-        matches!(self.answer, Answer::Never | Answer::Always)
-    }
-
-    /// [`may_contain`](Self::may_contain) for a key whose [`bloom_hash`] is `h`
-    /// (computed first by callers that hash before they decode).
-    #[inline(always)]
-    pub(crate) fn may_contain_hashed(&self, key: &[u8], h: u32) -> bool {
         match self.answer {
             Answer::Never => false,
             Answer::Always => true,
             Answer::Probe(filter) => filter.all_set(h),
             Answer::ProbeEitherReading(filter) => filter.all_set_either_reading(key, h),
         }
+    }
+
+    /// Whether this filter answers every key by a rule rather than by its bits:
+    /// shorter than two bytes (every key "absent"), or k = 0 or above 30 (every key
+    /// "may match"). For counting how queries were answered.
+    ///
+    /// ```
+    /// use leveldb_bloom::{Filter, MATCH_ALL_FILTER};
+    ///
+    /// assert!(Filter::new(&MATCH_ALL_FILTER).answers_by_rule());
+    /// assert!(!Filter::new(&[0x01, 0x06]).answers_by_rule());
+    /// ```
+    #[inline(always)]
+    pub fn answers_by_rule(&self) -> bool {
+        matches!(self.answer, Answer::Never | Answer::Always)
     }
 
     /// Whether a key whose hash is `h` may have been added, probing under that one
@@ -206,39 +146,45 @@ impl<'a> Filter<'a> {
     }
 
     /// [`may_contain`](Self::may_contain) for many keys: `results[i]` is the answer
-    /// for `keys[i]`, the same answer, found faster. Keys are hashed a group at a time
-    /// (several at once with AVX2 or AVX-512 where the CPU has them), and the filter's
-    /// memory for a group is requested before it is tested.
+    /// for `keys[i]`, the same answer, found faster; returns how many answers are
+    /// "absent". Keys are hashed a group at a time (several at once with AVX2 or
+    /// AVX-512 where the CPU has them), and the filter's memory for a group is
+    /// requested before it is tested.
     ///
     /// ```
     /// use leveldb_bloom::{BloomFilterPolicy, Filter};
     ///
     /// let filter = BloomFilterPolicy::new(10).build_filter(&["hello", "world"]);
     /// let mut results = [false; 3];
-    /// Filter::new(&filter).may_contain_batch(&["hello", "world", "other"], &mut results);
+    /// let absent = Filter::new(&filter).may_contain_batch(&["hello", "world", "other"], &mut results);
     /// assert_eq!(results[..2], [true, true]);
+    /// assert_eq!(absent, usize::from(!results[2]));
     /// ```
     ///
     /// # Panics
     /// If `results` is not as long as `keys`.
-    pub fn may_contain_batch<K, T>(&self, keys: &[K], results: &mut [T])
+    pub fn may_contain_batch<K, T>(&self, keys: &[K], results: &mut [T]) -> usize
     where
         K: AsRef<[u8]>,
         T: From<bool>,
     {
         assert_eq!(keys.len(), results.len(), "one result per key");
         let keys = keys.iter().map(AsRef::as_ref);
-        self.may_contain_each(keys, results);
+        self.may_contain_each(keys, results)
     }
 
     /// [`may_contain_batch`](Self::may_contain_batch) for keys given by an iterator,
     /// which must yield exactly `results.len()` keys: `results[i]` is the answer for
     /// key i.
-    pub fn may_contain_each<'k, T>(&self, keys: impl Iterator<Item = &'k [u8]>, results: &mut [T])
+    pub fn may_contain_each<'k, T>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        results: &mut [T],
+    ) -> usize
     where
         T: From<bool>,
     {
-        self.may_contain_each_at(batch::EachKey(keys), results, SimdLevel::active());
+        self.may_contain_each_at(batch::EachKey(keys), results, SimdLevel::active())
     }
 
     /// [`may_contain_batch`](Self::may_contain_batch) for keys of one length given
@@ -247,45 +193,28 @@ impl<'a> Filter<'a> {
     ///
     /// # Panics
     /// If `results` is not as long as `keys`.
-    pub fn may_contain_same_length<T>(&self, keys: SameLengthKeys<'_>, results: &mut [T])
+    pub fn may_contain_same_length<T>(&self, keys: SameLengthKeys<'_>, results: &mut [T]) -> usize
     where
         T: From<bool>,
     {
         assert_eq!(keys.len(), results.len(), "one result per key");
-        self.may_contain_each_at(keys, results, SimdLevel::active());
+        self.may_contain_each_at(keys, results, SimdLevel::active())
     }
 
-    /// The batch query at a given SIMD level.
+    /// The batch query at a given SIMD level; returns how many answers are "absent".
     pub(crate) fn may_contain_each_at<'k, T>(
         &self,
         keys: impl batch::BatchKeys<'k>,
         results: &mut [T],
         level: SimdLevel,
-    ) where
-        T: From<bool>,
-    {
-        let absent = self.answer_each(keys, results, level);
-        if stats::enabled() {
-            let by_rule = if self.by_rule() { results.len() } else { 0 };
-            stats::record_batch(self.format, results.len() as u64, absent, by_rule as u64);
-        }
-    }
-
-    /// [`may_contain_each_at`](Self::may_contain_each_at)'s answers; returns how
-    /// many were "absent".
-    fn answer_each<'k, T>(
-        &self,
-        keys: impl batch::BatchKeys<'k>,
-        results: &mut [T],
-        level: SimdLevel,
-    ) -> u64
+    ) -> usize
     where
         T: From<bool>,
     {
         match self.answer {
             Answer::Never => {
                 results.iter_mut().for_each(|r| *r = false.into());
-                results.len() as u64
+                results.len()
             }
             Answer::Always => {
                 results.iter_mut().for_each(|r| *r = true.into());
@@ -297,7 +226,7 @@ impl<'a> Filter<'a> {
                 let mut absent = 0;
                 for (key, result) in keys.slices().zip(results) {
                     let set = filter.all_set_either_reading(key, bloom_hash(key));
-                    absent += u64::from(!set);
+                    absent += usize::from(!set);
                     *result = set.into();
                 }
                 absent

@@ -88,7 +88,7 @@ fn store(out: &mut [u32], v: V) {
 }
 
 impl Avx512 {
-    /// [`super::all_of_length`] at this level.
+    /// [`all_of_length`](crate::simd::all_of_length) at this level.
     pub(super) fn all_of_length(self, starts: &[*const u8], lengths: &[usize], len: usize) -> bool {
         // SAFETY: this level's value is made only where detection found AVX-512 F.
         unsafe { all_of_length(starts, lengths, len) }
@@ -112,5 +112,5 @@ fn all_of_length(starts: &[*const u8], lengths: &[usize], len: usize) -> bool {
         };
         bad |= _mm512_cmpneq_epi64_mask(lengths, wanted) | _mm512_testn_epi64_mask(starts, starts);
     }
-    bad == 0 && super::scalar_all_of_length(starts_8.remainder(), lengths_8.remainder(), len)
+    bad == 0 && crate::simd::scalar::all_of_length(starts_8.remainder(), lengths_8.remainder(), len)
 }

@@ -7,7 +7,6 @@
 //! every path can be run and tested on a machine that has them all. A level the CPU
 //! lacks falls back to the best one below it; any other value is ignored.
 
-use std::ffi::CStr;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The environment variable that forces a level.
@@ -39,7 +38,10 @@ pub(crate) struct Avx2(());
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Avx512(());
 
-/// The levels by name, lowest first.
+/// The levels' names as `LEVELDB_BLOOM_SIMD` spells them, lowest first.
+pub const SIMD_LEVELS: [&str; 3] = ["scalar", "avx2", "avx512"];
+
+/// The levels by name, lowest first (in [`SIMD_LEVELS`]' order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Name {
     Scalar,
@@ -51,12 +53,8 @@ impl Name {
     pub(crate) const ALL: [Self; 3] = [Self::Scalar, Self::Avx2, Self::Avx512];
 
     /// The name as `LEVELDB_BLOOM_SIMD` spells it.
-    pub(crate) fn as_c_str(self) -> &'static CStr {
-        match self {
-            Self::Scalar => c"scalar",
-            Self::Avx2 => c"avx2",
-            Self::Avx512 => c"avx512",
-        }
+    pub(crate) fn as_str(self) -> &'static str {
+        SIMD_LEVELS[self as usize]
     }
 
     /// The level of this name, if the CPU has its features.
@@ -114,7 +112,7 @@ impl SimdLevel {
         let requested = requested.as_ref().map(|value| value.as_encoded_bytes());
         let ceiling = Name::ALL
             .into_iter()
-            .find(|name| requested == Some(name.as_c_str().to_bytes()))
+            .find(|name| requested == Some(name.as_str().as_bytes()))
             .unwrap_or(Name::Avx512);
         let level = Self::best_up_to(ceiling);
         if let Some(index) = Name::ALL.iter().position(|name| *name == level.name()) {
@@ -140,8 +138,8 @@ impl SimdLevel {
         let detected = Name::ALL.map(|name| (name, name.detect()));
         for (name, _) in detected.iter().filter(|(_, level)| level.is_none()) {
             eprintln!(
-                "SIMD level {:?} not available on this CPU: skipped",
-                name.as_c_str()
+                "SIMD level {} not available on this CPU: skipped",
+                name.as_str()
             );
         }
         detected

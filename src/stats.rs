@@ -1,64 +1,33 @@
-//! Filter statistics: how often filters were asked, and what they answered, in
-//! this process. Off until [`enable`]d; then each thread counts into a slot of its
-//! own (plain loads and stores, no lock prefix, no cache line shared with another
-//! counting thread), and [`snapshot`] adds the slots up.
-//!
-//! A LevelDB `Get` asks one filter per table it looks in (a table has one filter per
-//! 2 KiB of its data); each "absent" answer is a data-block read saved.
+//! Filter statistics of this process: how often filters were asked, and what they
+//! answered, by format. Off until [`enable`]d; then each thread counts into a slot of
+//! its own (plain loads and stores, no lock prefix, no cache line shared with another
+//! counting thread), and [`snapshot`] adds the slots up. The format core counts
+//! nothing: the operations of `ops` count here what they asked it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use crate::format::Format;
-
-/// The counts of one filter format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Keys asked about, one per one-key query and one per key of a batch.
-    pub queries: u64,
-    /// Queries answered "absent": each one a data-block read LevelDB saved.
-    pub absent: u64,
-    /// Queries answered "may match" (present keys and false positives).
-    pub may_match: u64,
-    /// Queries of a filter answered by rule rather than by its bits: shorter than 2
-    /// bytes ("absent"), or k = 0 or above 30 ("may match"). Included in the above.
-    pub by_rule: u64,
-    /// Filters built.
-    pub filters_built: u64,
-    /// Keys added to the filters built (duplicates included).
-    pub keys_added: u64,
-    /// Bytes of the filters built, k byte included.
-    pub filter_bytes: u64,
-}
+use bloom::{Counts, Format};
 
 /// The counts of both formats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
+pub(crate) struct Stats {
     /// `leveldb.BuiltinBloomFilter2`, LevelDB ≥ 1.18's.
-    pub current: Counts,
+    pub(crate) current: Counts,
     /// `leveldb.BuiltinBloomFilter`, goleveldb's and LevelDB < 1.18's.
-    pub legacy: Counts,
+    pub(crate) legacy: Counts,
 }
 
 impl Stats {
     /// Both formats' counts added up.
-    pub fn total(&self) -> Counts {
-        let (a, b) = (self.current, self.legacy);
-        Counts {
-            queries: a.queries + b.queries,
-            absent: a.absent + b.absent,
-            may_match: a.may_match + b.may_match,
-            by_rule: a.by_rule + b.by_rule,
-            filters_built: a.filters_built + b.filters_built,
-            keys_added: a.keys_added + b.keys_added,
-            filter_bytes: a.filter_bytes + b.filter_bytes,
-        }
+    pub(crate) fn total(&self) -> Counts {
+        self.current + self.legacy
     }
 }
 
 /// One counter of one format. Queries are not counted: they are the answers
 /// "absent" and "may match" added up, so a query costs one addition.
 #[derive(Clone, Copy)]
-enum Counter {
+enum Field {
     Absent,
     MayMatch,
     ByRule,
@@ -69,14 +38,14 @@ enum Counter {
 
 const PER_FORMAT: usize = 6;
 
-/// Index of `counter` of `format` in a slot.
+/// Index of `field` of `format` in a slot.
 #[inline(always)]
-fn index(format: Format, counter: Counter) -> usize {
+fn index(format: Format, field: Field) -> usize {
     let base = match format {
         Format::Current => 0,
         Format::Legacy => PER_FORMAT,
     };
-    base + counter as usize
+    base + field as usize
 }
 
 /// One thread's counters, alone on their cache lines.
@@ -99,24 +68,24 @@ static SHARED: Slot = Slot::new();
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
 /// Starts counting (in every thread).
-pub fn enable() {
+pub(crate) fn enable() {
     ENABLED.store(true, Ordering::Relaxed);
 }
 
 /// Stops counting; the counts so far are kept.
-pub fn disable() {
+pub(crate) fn disable() {
     ENABLED.store(false, Ordering::Relaxed);
 }
 
 /// Whether counting is on.
 #[inline(always)]
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
 /// The counts so far, all threads' added up. A thread counting at that moment may
 /// or may not have its latest query included.
-pub fn snapshot() -> Stats {
+pub(crate) fn snapshot() -> Stats {
     let sum = |i: usize| -> u64 {
         SLOT.iter()
             .chain([&SHARED])
@@ -124,14 +93,14 @@ pub fn snapshot() -> Stats {
             .fold(0u64, u64::wrapping_add)
     };
     let counts = |format| Counts {
-        queries: sum(index(format, Counter::Absent))
-            .wrapping_add(sum(index(format, Counter::MayMatch))),
-        absent: sum(index(format, Counter::Absent)),
-        may_match: sum(index(format, Counter::MayMatch)),
-        by_rule: sum(index(format, Counter::ByRule)),
-        filters_built: sum(index(format, Counter::FiltersBuilt)),
-        keys_added: sum(index(format, Counter::KeysAdded)),
-        filter_bytes: sum(index(format, Counter::FilterBytes)),
+        queries: sum(index(format, Field::Absent))
+            .wrapping_add(sum(index(format, Field::MayMatch))),
+        absent: sum(index(format, Field::Absent)),
+        may_match: sum(index(format, Field::MayMatch)),
+        by_rule: sum(index(format, Field::ByRule)),
+        filters_built: sum(index(format, Field::FiltersBuilt)),
+        keys_added: sum(index(format, Field::KeysAdded)),
+        filter_bytes: sum(index(format, Field::FilterBytes)),
     };
     Stats {
         current: counts(Format::Current),
@@ -141,7 +110,7 @@ pub fn snapshot() -> Stats {
 
 /// Sets every count to 0. Meant for a quiet moment: a thread counting meanwhile may
 /// write back a count it read before the reset.
-pub fn reset() {
+pub(crate) fn reset() {
     for slot in SLOT.iter().chain([&SHARED]) {
         for counter in &slot.0 {
             counter.store(0, Ordering::Relaxed);
@@ -256,14 +225,14 @@ fn add(slot: usize, i: usize, n: u64) {
 pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
     if enabled() {
         let answered = if answer {
-            Counter::MayMatch
+            Field::MayMatch
         } else {
-            Counter::Absent
+            Field::Absent
         };
         let slot = my_slot();
         add(slot, index(format, answered), 1);
         if by_rule {
-            add(slot, index(format, Counter::ByRule), 1);
+            add(slot, index(format, Field::ByRule), 1);
         }
     }
 }
@@ -271,22 +240,28 @@ pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
 /// Counts a batch of `queries` of `format`, `absent` of them answered "absent",
 /// `by_rule` of them by rule.
 #[inline(always)]
-pub(crate) fn record_batch(format: Format, queries: u64, absent: u64, by_rule: u64) {
+pub(crate) fn record_batch(format: Format, queries: usize, absent: usize, by_rule: bool) {
     if enabled() && queries > 0 {
         let slot = my_slot();
-        add(slot, index(format, Counter::Absent), absent);
-        add(slot, index(format, Counter::MayMatch), queries - absent);
-        add(slot, index(format, Counter::ByRule), by_rule);
+        add(slot, index(format, Field::Absent), absent as u64);
+        add(
+            slot,
+            index(format, Field::MayMatch),
+            (queries - absent) as u64,
+        );
+        if by_rule {
+            add(slot, index(format, Field::ByRule), queries as u64);
+        }
     }
 }
 
 /// Counts one filter of `format` built for `keys` keys, `bytes` long.
 #[inline(always)]
-pub(crate) fn record_build(format: Format, keys: u64, bytes: u64) {
+pub(crate) fn record_build(format: Format, keys: usize, bytes: usize) {
     if enabled() {
         let slot = my_slot();
-        add(slot, index(format, Counter::FiltersBuilt), 1);
-        add(slot, index(format, Counter::KeysAdded), keys);
-        add(slot, index(format, Counter::FilterBytes), bytes);
+        add(slot, index(format, Field::FiltersBuilt), 1);
+        add(slot, index(format, Field::KeysAdded), keys as u64);
+        add(slot, index(format, Field::FilterBytes), bytes as u64);
     }
 }
