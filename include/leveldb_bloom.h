@@ -215,7 +215,7 @@ leveldb_filterpolicy_t *leveldb_filterpolicy_create_bloom(int bits_per_key);
 // are read by goleveldb and by LevelDB before 1.18, on x86 and on ARM.
 //
 // Those writers disagree on the hash of keys whose last `length % 4` bytes include
-// one ≥ 0x80 (LevelDB issue 243: signed on x86 before 1.18, unsigned elsewhere), so
+// one ≥ 0x80 (signed on x86 before 1.18, unsigned elsewhere), so
 // for such keys this policy sets the probe bits of both readings and answers "may
 // match" when either finds all its bits set. Other keys are hashed once, and their
 // filters equal goleveldb's byte for byte. Same sizing and k as

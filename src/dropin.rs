@@ -16,12 +16,12 @@ use libc::size_t;
 
 use super::args::{slice_bytes, slices, Slice};
 use super::ops::{self, Asker};
-use super::registry::{Policy, REGISTRY};
+use super::registry::{PolicyState, REGISTRY};
 use super::{c_text, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 use string_abi::StringAbi;
 
-/// What the C++ object calls, with the `*const Policy` it was made with as `state`.
+/// What the C++ object calls, with the `*const PolicyState` it was made with as `state`.
 /// Mirrors `leveldb_bloom_policy_calls` in `filter_policy.cc`.
 #[repr(C)]
 struct Calls {
@@ -63,7 +63,7 @@ pub(crate) fn new_policy(
     if opens_databases(names) {
         REACHED_BY_LEVELDB.store(true, Ordering::Relaxed);
     }
-    let Some(policy) = Policy::new(bloom) else {
+    let Some(policy) = PolicyState::new(bloom) else {
         return ptr::null_mut();
     };
     let format = policy.bloom.format();
@@ -132,10 +132,10 @@ pub(crate) fn destroy(handle: *mut leveldb_filterpolicy_t) {
 }
 
 /// # Safety
-/// `state` is the state an object was made with in [`new_policy`]: a live `Policy`.
-unsafe fn policy<'a>(state: *const c_void) -> &'a Policy {
+/// `state` is the state an object was made with in [`new_policy`]: a live `PolicyState`.
+unsafe fn policy<'a>(state: *const c_void) -> &'a PolicyState {
     // SAFETY: the caller's promise.
-    unsafe { &*state.cast::<Policy>() }
+    unsafe { &*state.cast::<PolicyState>() }
 }
 
 /// The object's destructor: forgets the object, then frees its policy.
@@ -147,7 +147,7 @@ unsafe extern "C" fn release(state: *mut c_void) {
         || (),
         || {
             // SAFETY: made by Box::into_raw in `new_policy`; the destructor runs once.
-            let policy = unsafe { Box::from_raw(state.cast::<Policy>()) };
+            let policy = unsafe { Box::from_raw(state.cast::<PolicyState>()) };
             REGISTRY.unregister(policy.object.load(Ordering::Acquire));
         },
     )

@@ -9,11 +9,14 @@
 //! `leveldb-bloom`.
 //!
 //! Layers that import one way: [`exports`] (every exported function, each one panic
-//! boundary, [`guard`]) → [`dropin`] (LevelDB's objects and callbacks) → [`ops`] (the
-//! policy operations, which catch nothing) → [`args`] (raw arguments made checked
-//! values) and [`registry`] (which pointers are policies). Every bad input gets a
-//! documented, fail-safe result. [`fork`] keeps the locks of [`fork_lock`] free across
-//! every `fork()`; [`stats_report`] is `LEVELDB_BLOOM_STATS`.
+//! boundary, [`guard`], which turns raw arguments into checked values with [`args`])
+//! → [`dropin`] (the policy object's virtual functions, which do the same) → [`ops`]
+//! (the policy operations on checked values, which catch nothing) → the format core,
+//! [`registry`] (which pointers are policies) and [`stats`] (what the operations
+//! asked the core, counted: the core counts nothing). Every bad input gets a
+//! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
+//! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
+//! [`stats_report`] is `LEVELDB_BLOOM_STATS`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]

@@ -10,7 +10,7 @@ use libc::size_t;
 
 use super::args::{bytes, can_slice, malloc_copy, Keys, Zeroed};
 use super::leveldb_filterpolicy_t;
-use super::registry::{Policy, REGISTRY};
+use super::registry::{PolicyState, REGISTRY};
 use super::stats;
 use bloom::{BloomFilterPolicy, Filter, Format, SameLengthKeys, MATCH_ALL_FILTER};
 
@@ -18,7 +18,9 @@ use bloom::{BloomFilterPolicy, Filter, Format, SameLengthKeys, MATCH_ALL_FILTER}
 ///
 /// # Safety
 /// The handle must not be destroyed while the reference is in use.
-pub(crate) unsafe fn policy_of<'a>(handle: *const leveldb_filterpolicy_t) -> Option<&'a Policy> {
+pub(crate) unsafe fn policy_of<'a>(
+    handle: *const leveldb_filterpolicy_t,
+) -> Option<&'a PolicyState> {
     // SAFETY: registered handles point at live policies until destroyed.
     REGISTRY
         .lookup(handle as usize)
@@ -29,7 +31,7 @@ pub(crate) unsafe fn policy_of<'a>(handle: *const leveldb_filterpolicy_t) -> Opt
 /// with a handle, looked up only when the answer needs its format.
 #[derive(Clone, Copy)]
 pub(crate) enum Asker<'a> {
-    Object(&'a Policy),
+    Object(&'a PolicyState),
     Handle(*const leveldb_filterpolicy_t),
 }
 
@@ -85,7 +87,7 @@ pub(crate) fn key_may_match(asker: Asker<'_>, key: &[u8], filter: &[u8]) -> bool
 /// Each non-NULL key must be readable for its length, as for
 /// `leveldb_bloom_key_may_match_batch`; the arrays are as long as `results`.
 pub(crate) unsafe fn key_may_match_batch(
-    policy: &Policy,
+    policy: &PolicyState,
     pointers: &[*const c_char],
     lengths: &[size_t],
     filter: &[u8],

@@ -1,8 +1,8 @@
 //! Which pointers are policies of this library.
 //!
 //! A handle given to C is this library's policy object (see `dropin`), whose state is
-//! a [`Policy`]. Every handle this library returns is recorded here, mapped to its
-//! `Policy`, so each exported function recognises a pointer it did not make.
+//! a [`PolicyState`]. Every handle this library returns is recorded here, mapped to its
+//! `PolicyState`, so each exported function recognises a pointer it did not make.
 //!
 //! The registry is an open-addressing hash table with linear probing that grows
 //! without limit (kept at most half full) and deletes by shifting entries back, so
@@ -29,14 +29,14 @@ use super::fork_lock::ForkLock;
 use bloom::{BloomFilterPolicy, Format};
 
 /// The state behind every handle.
-pub(crate) struct Policy {
+pub(crate) struct PolicyState {
     pub(crate) bloom: BloomFilterPolicy,
     /// The policy object this is the state of (0 until it is made), so its entry
     /// can be dropped when the object is destroyed.
     pub(crate) object: AtomicUsize,
 }
 
-impl Policy {
+impl PolicyState {
     /// A policy on the heap, or `None` when memory runs out.
     pub(crate) fn new(bloom: BloomFilterPolicy) -> Option<Box<Self>> {
         try_box(Self {
@@ -73,7 +73,7 @@ const FREE: usize = 0;
 
 struct Slot {
     handle: AtomicUsize,
-    policy: AtomicPtr<Policy>,
+    policy: AtomicPtr<PolicyState>,
 }
 
 /// A power-of-two number of slots.
@@ -122,7 +122,7 @@ impl Table {
     }
 
     /// Puts `handle` in the first free slot of its sequence (writer only).
-    fn insert(&self, handle: usize, policy: *mut Policy) {
+    fn insert(&self, handle: usize, policy: *mut PolicyState) {
         let mut slot = self.home(handle);
         while self.slots[slot].handle.load(Ordering::Relaxed) != FREE {
             slot = (slot + 1) & self.mask();
@@ -235,7 +235,7 @@ impl Registry {
     pub(crate) fn register(
         &'static self,
         handle: usize,
-        policy: *mut Policy,
+        policy: *mut PolicyState,
         format: Format,
     ) -> bool {
         if handle == FREE {
@@ -300,7 +300,7 @@ impl Registry {
     /// The policy `handle` stands for, if this library made it and has not
     /// destroyed it.
     #[inline(always)]
-    pub(crate) fn lookup(&self, handle: usize) -> Option<*mut Policy> {
+    pub(crate) fn lookup(&self, handle: usize) -> Option<*mut PolicyState> {
         if handle == FREE {
             return None;
         }
@@ -319,7 +319,7 @@ impl Registry {
     }
 
     /// Forgets `handle`, returning the policy it stood for.
-    pub(crate) fn unregister(&'static self, handle: usize) -> Option<*mut Policy> {
+    pub(crate) fn unregister(&'static self, handle: usize) -> Option<*mut PolicyState> {
         if handle == FREE {
             return None;
         }
@@ -356,9 +356,9 @@ mod tests {
     #[test]
     fn register_lookup_unregister() {
         let registry = registry();
-        let mut a = Policy::new(BloomFilterPolicy::new(10)).unwrap();
-        let mut b = Policy::new(BloomFilterPolicy::new(20)).unwrap();
-        let (pa, pb): (*mut Policy, *mut Policy) = (&mut *a, &mut *b);
+        let mut a = PolicyState::new(BloomFilterPolicy::new(10)).unwrap();
+        let mut b = PolicyState::new(BloomFilterPolicy::new(20)).unwrap();
+        let (pa, pb): (*mut PolicyState, *mut PolicyState) = (&mut *a, &mut *b);
         assert!(!registry.ever_registered());
         assert!(registry.register(pa as usize, pa, Format::Current));
         assert!(registry.register(0x1000, pb, Format::Current));
@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn last_current_is_the_last_registered_current_handle() {
         let registry = registry();
-        let policy = std::ptr::dangling_mut::<Policy>();
+        let policy = std::ptr::dangling_mut::<PolicyState>();
         let (first, second, legacy) = (0xc0_0000_0010, 0xc0_0000_0020, 0xc0_0000_0030);
         assert!(!registry.is_last_current(FREE));
         assert!(registry.register(first, policy, Format::Current));
@@ -411,7 +411,7 @@ mod tests {
     #[test]
     fn grows_and_deletes_without_losing_entries() {
         let registry = registry();
-        let policy = std::ptr::dangling_mut::<Policy>();
+        let policy = std::ptr::dangling_mut::<PolicyState>();
         // Handles far apart in memory but often sharing a home slot.
         let handles: Vec<usize> = (1..=5_000usize).map(|i| 0x10_0000 + (i << 20)).collect();
         for &h in &handles {
@@ -441,8 +441,8 @@ mod tests {
     fn lookups_during_writes_see_every_live_handle() {
         let registry = registry();
         let (kept, other) = (
-            std::ptr::dangling_mut::<Policy>(),
-            std::ptr::without_provenance_mut::<Policy>(0x40),
+            std::ptr::dangling_mut::<PolicyState>(),
+            std::ptr::without_provenance_mut::<PolicyState>(0x40),
         );
         // Addresses, which threads may share, to compare lookups with.
         let kept_address = kept as usize;

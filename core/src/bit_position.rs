@@ -6,8 +6,8 @@
 //! least as fast as 64-bit division, and which on some is faster than any
 //! multiplication trick, as the divider works beside the multiplier that the key's
 //! hash keeps busy (docs/performance.md). Building filters and batches instead compute the
-//! remainder from a precomputed reciprocal ([`FastRemainder`]; Lemire, Kaser and
-//! Kurz, "Faster Remainder by Direct Computation", 2019: exact for every 32-bit h),
+//! remainder from a precomputed reciprocal ([`FastRemainder`]: a 64-bit fraction
+//! whose product with h holds the quotient's fraction, exact for every 32-bit h),
 //! with a single multiplication that gives the byte and the bit at once, set up once
 //! for many keys. A count of 2^32 or more leaves every 32-bit h unchanged
 //! ([`Unreduced`]). Each case is its own type, so that each probe loop is compiled

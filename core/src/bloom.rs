@@ -1,4 +1,4 @@
-//! LevelDB's built-in bloom filter policy (util/bloom.cc): building filters
+//! LevelDB's built-in bloom filter policy (its `BloomFilterPolicy`): building filters
 //! ([`BloomFilterPolicy`]) and querying them ([`Filter`]), one key at a time or many
 //! at once (`batch`), in the current format or the legacy one (`legacy`).
 

@@ -1,4 +1,4 @@
-//! LevelDB's `Hash(data, n, seed)` (util/hash.cc), a Murmur-like hash.
+//! LevelDB's `Hash(data, n, seed)`, a Murmur-like hash.
 
 #![forbid(unsafe_code)]
 
@@ -54,8 +54,7 @@ pub fn hash(data: &[u8], seed: u32) -> u32 {
 /// LevelDB's hash with the tail bytes read as `tail` says. The two readings differ
 /// only for keys whose last `len % 4` bytes include one ≥ 0x80 (see
 /// [`tail_is_ambiguous`]); LevelDB 1.18 renamed its filter format to
-/// `leveldb.BuiltinBloomFilter2` when it changed from signed to unsigned (LevelDB
-/// issue 243).
+/// `leveldb.BuiltinBloomFilter2` when it changed from signed to unsigned.
 ///
 /// ```
 /// use leveldb_bloom::hash::{hash_with, TailBytes};
@@ -131,7 +130,7 @@ pub(crate) fn hash_rest(state: u32, rest: &[u8], tail_bytes: TailBytes) -> u32 {
 mod tests {
     use super::{hash, hash_with, tail_is_ambiguous, TailBytes};
 
-    // LevelDB's util/hash_test.cc, "SignedUnsignedIssue".
+    // The vectors LevelDB's own hash test checks, bytes ≥ 0x80 in the tail included.
     #[test]
     fn leveldb_published_vectors() {
         const SEED: u32 = 0xbc9f1d34;

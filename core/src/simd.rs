@@ -161,7 +161,9 @@ macro_rules! lane_hasher {
                 store(out, h);
             }
             // SAFETY: as above.
-            unsafe { crate::simd::scalar::same_length(groups.remainder(), len, outs.into_remainder()) }
+            unsafe {
+                crate::simd::scalar::same_length(groups.remainder(), len, outs.into_remainder())
+            }
         }
 
         /// `out[i] = bloom_hash(keys[i])`; the CPU must have the features.

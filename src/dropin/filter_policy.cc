@@ -1,6 +1,5 @@
 // The policy object LevelDB gets from this library: a class derived from LevelDB's
-// leveldb::FilterPolicy, declared below as include/leveldb/filter_policy.h declares
-// it (the ABI only: a virtual destructor, then Name, CreateFilter and KeyMayMatch,
+// leveldb::FilterPolicy, declared below as LevelDB declares it (the ABI only: a virtual destructor, then Name, CreateFilter and KeyMayMatch,
 // in that order), so LevelDB's code calls it as its own, and a program checking
 // dynamic types (dynamic_cast, -fsanitize=vptr) finds a leveldb::FilterPolicy.
 // Nothing of LevelDB is needed to build or run it: no header, no symbol, no
@@ -87,7 +86,7 @@ class BloomPolicy final : public leveldb::FilterPolicy {
 
   const char* Name() const override { return calls_->name(state_); }
 
-  // Sized, then written in place, as LevelDB's own bloom.cc does: the one
+  // Sized, then written in place, as LevelDB's own bloom policy does: the one
   // allocation is the string's, and a failing one throws std::bad_alloc to LevelDB
   // exactly as LevelDB's own resize would (no Rust frame is on the stack then). The
   // bytes resize appends are NUL, which the filter's bits are set into.

@@ -6,8 +6,8 @@
 
 use super::probe::{all_set, set_all, Probes};
 use crate::bit_position::{BitCount, Locate};
-use crate::simd::{self, SimdLevel};
 use crate::same_length_keys::SameLengthKeys;
+use crate::simd::{self, SimdLevel};
 
 /// Keys hashed per round.
 const GROUP: usize = 64;

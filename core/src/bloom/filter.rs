@@ -4,8 +4,8 @@ use super::batch;
 use super::probe::Probes;
 use crate::format::{Format, MAX_PROBES};
 use crate::hash::bloom_hash;
-use crate::simd::SimdLevel;
 use crate::same_length_keys::SameLengthKeys;
+use crate::simd::SimdLevel;
 
 /// A filter's bytes, decoded once for any number of queries.
 ///
@@ -124,7 +124,7 @@ impl<'a> Filter<'a> {
     /// (bits numbered from the first byte's least significant) and whether it is set:
     /// what [`may_contain_hash`](Self::may_contain_hash) tests. Empty for a filter
     /// answered by rule, without probing (shorter than two bytes, or k = 0 or above
-    /// 30). For tools that show a query; not counted in [`stats`].
+    /// 30). For tools that show a query.
     ///
     /// ```
     /// use leveldb_bloom::hash::bloom_hash;

@@ -1,7 +1,8 @@
 //! The legacy format, `leveldb.BuiltinBloomFilter`: the same bits, sizing and k as
 //! `leveldb.BuiltinBloomFilter2`, written under that older name by goleveldb
 //! (unsigned hash) and by LevelDB before 1.18, whose hash read the 1–3 tail bytes
-//! as plain `char`: sign-extended on x86, unsigned on ARM (LevelDB issue 243). A
+//! as plain `char`: sign-extended on x86, unsigned on ARM (1.18 changed the name
+//! when it made the reading unsigned everywhere). A
 //! filter of that name may come from either reading, so this format builds filters
 //! that satisfy both and answers "may match" when either finds every probe set.
 //!
@@ -86,8 +87,8 @@ mod tests {
     }
 
     /// The filter a writer whose hash reads the tail as `tail` builds, written out
-    /// from the format's description (the hash and probes as LevelDB's
-    /// `util/bloom.cc` define them), independently of the core.
+    /// from the format's description (LevelDB's `BloomHash` and its double-hashed
+    /// probes), independently of the core.
     fn filter_of_one_reading(keys: &[Vec<u8>], bits_per_key: u64, tail: TailBytes) -> Vec<u8> {
         let k = ((bits_per_key as f64 * 0.69) as u8).clamp(1, 30);
         let bits = (keys.len() as u64 * bits_per_key).max(64);

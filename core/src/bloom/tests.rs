@@ -5,7 +5,7 @@ use crate::format::MATCH_ALL_FILTER;
 use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
 
-// Values from LevelDB's util/bloom.cc formula as recorded in shared facts; the
+// Values of LevelDB's k: bits_per_key × 0.69, truncated, clamped to 1..=30; the
 // reference harness (c_tests/) checks every bits_per_key against the real library.
 #[test]
 fn probes_follow_bits_per_key() {

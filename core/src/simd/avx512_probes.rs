@@ -21,10 +21,9 @@ const BLOCKS: usize = 4;
 pub(crate) const MAX_KEYS: usize = BLOCKS * LANES;
 
 /// Bit arrays of more bytes than this are read by [`Reads::Words`], others by
-/// [`Reads::Bytes`]. On the Zen 4 this was measured on (1 MiB of L2 cache a core),
-/// gathers took 3 % less time a key at 375 KB, 8 % at 750 KB and 18–26 % from
-/// 1.25 MB on; from 200 to 312 KB the two were even, and below, byte loads were 3–4 %
-/// faster (docs/performance.md).
+/// [`Reads::Bytes`]: a gather keeps more reads in flight while the array comes from
+/// beyond the L2 cache, and byte loads are quicker while it is in it; where the two
+/// cross over is measured in docs/performance.md.
 const GATHER_ABOVE: usize = 256 << 10;
 
 /// How each lane's probe bit is read from the bit array.
@@ -244,8 +243,8 @@ fn remainder(h: V, probes: &LaneProbes) -> V {
 }
 
 /// The lanes two by two, lane 2i in the low half of word i: read this way, each
-/// move from the vector to a general register carries two lanes (about 2 % faster
-/// than one lane per move, measured on the Zen 4).
+/// move from the vector to a general register carries two lanes, half the moves of
+/// one lane per move.
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn lane_pairs(v: V) -> [u64; LANES / 2] {
