@@ -19,7 +19,7 @@ use super::ops::{self, Asker};
 use super::registry::{PolicyState, REGISTRY};
 use super::{c_text, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
-use string_abi::StringAbi;
+use string_abi::{CallerNames, StringAbi};
 
 /// What the C++ object calls, with the `*const PolicyState` it was made with as `state`.
 /// Mirrors `leveldb_bloom_policy_calls` in `filter_policy.cc`.
@@ -59,8 +59,8 @@ pub(crate) fn new_policy(
     bloom: BloomFilterPolicy,
     caller: *const c_void,
 ) -> *mut leveldb_filterpolicy_t {
-    let names = loaded::dynamic_names(caller);
-    if opens_databases(names) {
+    let names = CallerNames::read(loaded::dynamic_names(caller));
+    if names.opens_databases {
         REACHED_BY_LEVELDB.store(true, Ordering::Relaxed);
     }
     let Some(policy) = PolicyState::new(bloom) else {
@@ -71,7 +71,7 @@ pub(crate) fn new_policy(
     // SAFETY: CALLS lives for the whole process; the object keeps `policy` as its
     // state and hands it back to `release` once, from its destructor.
     let object = unsafe {
-        match StringAbi::for_names(names) {
+        match names.string_abi() {
             StringAbi::Cxx11 => leveldb_bloom_policy_new_cxx11(&CALLS, policy.cast()),
             StringAbi::Cxx98 => leveldb_bloom_policy_new_cxx98(&CALLS, policy.cast()),
         }
@@ -99,17 +99,6 @@ fn leveldb_in_global_scope() -> bool {
         .iter()
         .chain(&string_abi::DB_OPEN)
         .any(|name| !loaded::global_symbol(name).is_null())
-}
-
-/// Whether dynamic symbol names (NUL-separated, see [`loaded::dynamic_names`])
-/// include a function that opens a LevelDB database, of the C or the C++ API.
-fn opens_databases(names: &[u8]) -> bool {
-    names.split(|&byte| byte == 0).any(|name| {
-        name == b"leveldb_open"
-            || string_abi::DB_OPEN
-                .iter()
-                .any(|open| name == open.to_bytes())
-    })
 }
 
 /// Releases a policy: this library's own, or an object with LevelDB's `FilterPolicy`

@@ -12,6 +12,7 @@ use super::args::{bytes, can_slice, malloc_copy, Keys, Zeroed};
 use super::leveldb_filterpolicy_t;
 use super::registry::{PolicyState, REGISTRY};
 use super::stats;
+use bloom::hash::bloom_hash;
 use bloom::{BloomFilterPolicy, Filter, Format, SameLengthKeys, MATCH_ALL_FILTER};
 
 /// The policy behind a handle this library returned and has not destroyed.
@@ -61,8 +62,11 @@ impl Asker<'_> {
 /// other reading too).
 #[inline(always)]
 pub(crate) fn key_may_match(asker: Asker<'_>, key: &[u8], filter: &[u8]) -> bool {
+    // The hash first: its chain of multiplications is the call's critical path, and
+    // decoding the filter runs beside it.
+    let h = bloom_hash(key);
     let current = Filter::new(filter);
-    let current_reading = current.may_contain(key);
+    let current_reading = current.may_contain_hash(h);
     if current_reading && !stats::enabled() {
         return true;
     }
@@ -74,10 +78,17 @@ pub(crate) fn key_may_match(asker: Asker<'_>, key: &[u8], filter: &[u8]) -> bool
     let Some(format) = format else {
         return true;
     };
-    let answer = current_reading
-        || (format == Format::Legacy && Filter::with_format(filter, format).may_contain(key));
+    let answer = current_reading || (format == Format::Legacy && legacy_may_match(key, filter));
     stats::record_query(format, answer, current.answers_by_rule());
     answer
+}
+
+/// The legacy format's answer, for a key the current reading found absent: out of
+/// line, so that the one-key path of the current format stays short.
+#[cold]
+#[inline(never)]
+fn legacy_may_match(key: &[u8], filter: &[u8]) -> bool {
+    Filter::with_format(filter, Format::Legacy).may_contain(key)
 }
 
 /// The answers for the keys at `pointers` with `lengths` into `results`, which

@@ -28,35 +28,53 @@ pub(super) const DB_OPEN: [&CStr; 2] = [
     c"_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_",
 ];
 
-impl StringAbi {
-    /// The ABI of the LevelDB of the object whose dynamic symbol names are `names`
-    /// (see [`dynamic_names`](super::loaded::dynamic_names)).
-    pub(super) fn for_names(names: &[u8]) -> Self {
-        Self::of_names(names)
-            .or_else(Self::of_global_scope)
-            .unwrap_or(Self::Cxx11)
-    }
+/// What the dynamic symbol names of the object that made a policy tell (see
+/// [`dynamic_names`](super::loaded::dynamic_names)), read in one pass.
+pub(super) struct CallerNames {
+    /// Whether it calls a function that opens a LevelDB database, of the C or the
+    /// C++ API: it is LevelDB, or code using it.
+    pub(super) opens_databases: bool,
+    /// The ABI its LevelDB names show, if exactly one.
+    shown_abi: Option<StringAbi>,
+}
 
-    /// The ABI LevelDB's names among `names` (NUL-separated) show, if exactly one.
-    fn of_names(names: &[u8]) -> Option<Self> {
-        let (mut cxx11, mut cxx98) = (false, false);
-        let leveldb = names
-            .split(|&byte| byte == 0)
-            .filter(|name| name.starts_with(b"_ZN7leveldb") || name.starts_with(b"_ZNK7leveldb"));
-        for name in leveldb {
+impl CallerNames {
+    /// Reads `names`, NUL-separated.
+    pub(super) fn read(names: &[u8]) -> Self {
+        let (mut opens_databases, mut cxx11, mut cxx98) = (false, false, false);
+        for name in names.split(|&byte| byte == 0) {
+            opens_databases |=
+                name == b"leveldb_open" || DB_OPEN.iter().any(|open| name == open.to_bytes());
+            if !name.starts_with(b"_ZN7leveldb") && !name.starts_with(b"_ZNK7leveldb") {
+                continue;
+            }
             if contains(name, b"NSt7__cxx1112basic_string") {
                 cxx11 = true;
             } else if contains(name, b"RKSs") || contains(name, b"PSs") {
                 cxx98 = true;
             }
         }
-        match (cxx11, cxx98) {
-            (true, false) => Some(Self::Cxx11),
-            (false, true) => Some(Self::Cxx98),
+        let shown_abi = match (cxx11, cxx98) {
+            (true, false) => Some(StringAbi::Cxx11),
+            (false, true) => Some(StringAbi::Cxx98),
             _ => None,
+        };
+        Self {
+            opens_databases,
+            shown_abi,
         }
     }
 
+    /// The ABI of the caller's LevelDB: the one its names show, else that of the
+    /// global scope's LevelDB, else the new one.
+    pub(super) fn string_abi(&self) -> StringAbi {
+        self.shown_abi
+            .or_else(StringAbi::of_global_scope)
+            .unwrap_or(StringAbi::Cxx11)
+    }
+}
+
+impl StringAbi {
     /// The ABI of the `leveldb::DB::Open` in the global scope, if exactly one is.
     fn of_global_scope() -> Option<Self> {
         let [cxx11, cxx98] = DB_OPEN.map(|name| !global_symbol(name).is_null());
@@ -74,20 +92,27 @@ fn contains(name: &[u8], part: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::StringAbi;
+    use super::{CallerNames, StringAbi};
 
     #[test]
     fn names_tell_the_abi() {
+        let shown = |names: &[u8]| CallerNames::read(names).shown_abi;
         let cxx11 = b"malloc\0_ZN7leveldb9DestroyDBERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS_7OptionsE\0";
         let cxx98 = b"_ZNK7leveldb6Status8ToStringEv\0_ZN7leveldb9DestroyDBERKSsRKNS_7OptionsE\0";
-        assert_eq!(StringAbi::of_names(cxx11), Some(StringAbi::Cxx11));
-        assert_eq!(StringAbi::of_names(cxx98), Some(StringAbi::Cxx98));
+        assert_eq!(shown(cxx11), Some(StringAbi::Cxx11));
+        assert_eq!(shown(cxx98), Some(StringAbi::Cxx98));
         // libstdc++'s own names, of both ABIs, are not LevelDB's.
-        assert_eq!(StringAbi::of_names(b"_ZNSs6appendEPKcm\0_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE6appendEPKcm\0"), None);
-        assert_eq!(
-            StringAbi::of_names(&[cxx11.as_slice(), cxx98].concat()),
-            None
-        );
-        assert_eq!(StringAbi::of_names(b""), None);
+        assert_eq!(shown(b"_ZNSs6appendEPKcm\0_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE6appendEPKcm\0"), None);
+        assert_eq!(shown(&[cxx11.as_slice(), cxx98].concat()), None);
+        assert_eq!(shown(b""), None);
+    }
+
+    #[test]
+    fn names_tell_who_opens_databases() {
+        let opens = |names: &[u8]| CallerNames::read(names).opens_databases;
+        assert!(opens(b"malloc\0leveldb_open\0"));
+        assert!(opens(b"_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_\0"));
+        assert!(!opens(b"leveldb_open_extra\0leveldb_close\0"));
+        assert!(!opens(b""));
     }
 }
