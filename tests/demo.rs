@@ -1,10 +1,13 @@
 //! `make demo` needs only a C compiler, libleveldb-dev and cargo (scripts/ensure-demo
 //! asks for nothing else), keeps its database, and ends with the tool's three commands,
-//! which run on that database as printed.
+//! which run on that database as printed; the demo program and a stock LevelDB reader
+//! agree on the database it writes.
 
 mod common;
 
 use std::process::Command;
+
+use common::{once, Lang, Program, Scratch};
 
 /// `make demo` with cargo's build step left out: `cargo test` holds cargo's lock, and
 /// `make test` has built the library and the tool into target/release already.
@@ -89,4 +92,32 @@ fn demo_asks_only_for_what_it_uses() {
         said.contains("sudo apt-get install -y gcc libleveldb-dev"),
         "{said}"
     );
+}
+
+/// The demo program (`examples/demo.c`, swapped by linking) and the stock reader
+/// (`examples/demo_stock_reader.c`, stock LevelDB alone) agree on its database.
+#[test]
+fn demo_and_stock_reader_agree() {
+    let demo = once("demo", || {
+        Program::new("demo", Lang::C99, &["examples/demo.c"])
+            .link_bloom()
+            .arg("-lleveldb")
+            .arg("-lm")
+            .build()
+    });
+    let reader = once("demo-stock-reader", || {
+        Program::new(
+            "demo-stock-reader",
+            Lang::C99,
+            &["examples/demo_stock_reader.c"],
+        )
+        .arg("-lleveldb")
+        .build()
+    });
+    let dir = Scratch::new();
+    let shown = common::run(Command::new(demo).arg(dir.path()));
+    assert!(shown.contains("swap:            active"), "{shown}");
+    assert!(shown.contains("false positives: "), "{shown}");
+    let shown = common::run(Command::new(reader).arg(dir.path()));
+    assert!(shown.contains("200000 of 200000 keys read back"), "{shown}");
 }

@@ -11,11 +11,11 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use common::harness::{harness, Harness, Mode, BLOOM};
+use common::stats::StatsFile;
 use common::Lang::{Cxx11, Cxx17, C99};
-use common::{lib_path, once, Lang, Program, Scratch};
+use common::{lib_path, Scratch};
 
 /// Keys per database: tens of thousands, compacted into several tables.
 const KEYS: u32 = 50_000;
@@ -370,55 +370,6 @@ fn valgrind_explicit_cxx_header() {
 
 /// `make demo`'s programs, as `make demo` builds them (C99, strict): the demo writes
 /// and reads its database with the swap, the stock reader reads it back.
-#[test]
-fn demo_and_stock_reader_agree() {
-    let demo = once("demo", || {
-        Program::new("demo", Lang::C99, &["examples/demo.c"])
-            .link_bloom()
-            .arg("-lleveldb")
-            .arg("-lm")
-            .build()
-    });
-    let reader = once("demo-stock-reader", || {
-        Program::new(
-            "demo-stock-reader",
-            Lang::C99,
-            &["examples/demo_stock_reader.c"],
-        )
-        .arg("-lleveldb")
-        .build()
-    });
-    let dir = Scratch::new();
-    let shown = common::run(Command::new(demo).arg(dir.path()));
-    assert!(shown.contains("swap:            active"), "{shown}");
-    assert!(shown.contains("false positives: "), "{shown}");
-    let shown = common::run(Command::new(reader).arg(dir.path()));
-    assert!(shown.contains("200000 of 200000 keys read back"), "{shown}");
-}
-
-/// The counts of a `LEVELDB_BLOOM_STATS` summary line: (queries, absent, may match,
-/// filters built).
-fn summary_counts(line: &str) -> (u64, u64, u64, u64) {
-    let number_before = |label: &str| -> u64 {
-        let end = line
-            .find(label)
-            .unwrap_or_else(|| panic!("no {label:?} in {line}"));
-        line[..end]
-            .trim_end()
-            .rsplit(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap_or_else(|_| panic!("no count before {label:?} in {line}"))
-    };
-    (
-        number_before(" filter queries"),
-        number_before(" answered absent"),
-        number_before(" may match"),
-        number_before(" filters built"),
-    )
-}
-
 /// Filter statistics of unmodified LevelDB programs (`LEVELDB_BLOOM_STATS=FILE`), C
 /// and C++ API, preloaded and relinked: the summary written at exit counts exactly
 /// the filter queries, "absent" answers and filters built that the counting shim
@@ -431,15 +382,14 @@ fn filter_statistics_equal_the_calls_leveldb_made() {
         let (db, _) = write(&stock, Swap::None);
         for (exe, swap) in [(&stock, Swap::Preload), (&relinked, Swap::None)] {
             for (mode, dir) in [("read", &db), ("write", &Scratch::new())] {
-                let scratch = Scratch::new();
-                std::fs::create_dir_all(scratch.dir()).expect("a scratch directory");
-                let file = scratch.dir().join("stats");
-                let file = file.to_str().expect("a UTF-8 path");
+                let stats = StatsFile::new();
+                let file = stats.path().to_str().expect("a UTF-8 path");
                 let run = run(exe, swap, mode, dir, KEYS, &[("LEVELDB_BLOOM_STATS", file)]);
                 assert_swapped(&run);
-                let summary = std::fs::read_to_string(file).expect("the summary file");
-                let (queries, absent, may_match, built) = summary_counts(&summary);
-                let what = format!("{source} {swap:?} {mode}: {summary}");
+                let summary = stats.summary();
+                let (queries, absent) = (summary.queries, summary.absent);
+                let (may_match, built) = (summary.may_match, summary.filters_built);
+                let what = format!("{source} {swap:?} {mode}: {}", summary.text);
                 print!("{what}");
                 assert_eq!(queries, run.count("key_may_match"), "{what}");
                 assert_eq!(absent, run.count("said_no"), "{what}");

@@ -39,6 +39,7 @@ impl StatsFile {
         Summary {
             queries: lines.iter().map(|s| s.queries).sum(),
             absent: lines.iter().map(|s| s.absent).sum(),
+            may_match: lines.iter().map(|s| s.may_match).sum(),
             filters_built: lines.iter().map(|s| s.filters_built).sum(),
             text,
         }
@@ -50,6 +51,7 @@ impl StatsFile {
 pub struct Summary {
     pub queries: u64,
     pub absent: u64,
+    pub may_match: u64,
     pub filters_built: u64,
     /// The lines as written.
     pub text: String,
@@ -73,6 +75,7 @@ impl Summary {
         Self {
             queries: count(" filter queries"),
             absent: count(" answered absent"),
+            may_match: count(" may match"),
             filters_built: count(" filters built"),
             text: line.to_string(),
         }
