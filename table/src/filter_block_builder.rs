@@ -3,7 +3,7 @@
 //! user keys of the data blocks starting in that range; an offset range no data
 //! block starts in gets an empty filter (an offset and no bytes).
 
-use crate::encode::block_trailer;
+use crate::format::block_trailer;
 
 /// LevelDB's `kFilterBaseLg`: one filter per 2^11 bytes of data-block offsets.
 pub const FILTER_BASE_LG: u8 = 11;

@@ -2,7 +2,7 @@
 //! (db/version_edit.cc), and the snapshot of a whole version that starts a new
 //! MANIFEST (`VersionSet::WriteSnapshot`, with the numbers `LogAndApply` adds).
 
-use crate::encode::{put_length_prefixed, put_varint};
+use crate::coding::{put_length_prefixed, put_varint};
 use crate::manifest::{LiveTable, Version, VersionEdit};
 
 impl VersionEdit {
