@@ -210,7 +210,7 @@ mod tests {
         let path = dir.join("000007.ldb");
         std::fs::write(&path, [0u8; 100]).unwrap();
         match audit_file(&job(path, None), 10, &|_| {}) {
-            Some(Outcome::Unreadable(Some(52), why)) => {
+            Some(Outcome::Unreadable(Some(92), why)) => {
                 assert!(why.starts_with("wrong magic number"), "{why}")
             }
             _ => panic!("a file of zeros is no table"),

@@ -1,4 +1,5 @@
-//! LevelDB's integer and slice encodings (its util/coding), written and read:
+//! LevelDB's integer and slice encodings (`PutVarint64`, `DecodeFixed32`,
+//! `PutLengthPrefixedSlice` and their kin), written and read:
 //! varints (7 bits a byte, low bits first), little-endian fixed-width integers, and
 //! byte strings prefixed with their length as a varint. Reading never panics: bytes
 //! cut short, or a varint longer than 64 bits, give `None`.

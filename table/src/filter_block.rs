@@ -1,5 +1,5 @@
-//! The filter block, read as LevelDB 1.23's `FilterBlockReader` reads it
-//! (table/filter_block.cc), branch by branch: what LevelDB does with a filter
+//! The filter block, read as LevelDB 1.23's `FilterBlockReader` reads it, branch
+//! by branch: what LevelDB does with a filter
 //! block, however malformed, is what a reader of it must predict.
 
 use crate::coding::decode_fixed32;

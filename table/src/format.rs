@@ -1,6 +1,6 @@
-//! LevelDB's table format (its table/format), written and read: block handles, the
-//! 48-byte footer, and the 5-byte trailer after every block (a compression type and
-//! a masked crc32c), with the block's contents decompressed.
+//! LevelDB's table format (`BlockHandle`, `Footer`, `ReadBlock`), written and read:
+//! block handles, the 48-byte footer, and the 5-byte trailer after every block (a
+//! compression type and a masked crc32c), with the block's contents decompressed.
 
 use std::io::Read;
 

@@ -1,4 +1,4 @@
-//! LevelDB's log format (doc/log_format.md), which holds the MANIFEST and the
+//! LevelDB's log format, which holds the MANIFEST and the
 //! write-ahead log: 32 KiB blocks of records, each with a masked crc32c of its type
 //! and payload, its length and its type; a record longer than the rest of a block
 //! is split into FIRST, MIDDLE and LAST fragments; a block tail shorter than a header

@@ -1,5 +1,5 @@
 //! A database's current version: `CURRENT` names the MANIFEST, a log of version
-//! edits (db/version_edit.cc) whose application in order, as LevelDB 1.23's
+//! edits whose application in order, as LevelDB 1.23's
 //! `VersionSet::Recover` applies them, gives the live tables of each level.
 
 use std::collections::BTreeMap;

@@ -2,8 +2,8 @@
 //! for byte (they start at offset 0 and follow one another, so their offsets do not
 //! move), then a filter block built from their keys as LevelDB's table builder
 //! builds it, a metaindex naming it, the index block copied byte for byte, and a
-//! footer: the table LevelDB 1.23 writes for the same entries with that policy
-//! (table/table_builder.cc).
+//! footer: the table LevelDB 1.23's `TableBuilder` writes for the same entries with
+//! that policy.
 
 use std::io::Write;
 

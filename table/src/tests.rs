@@ -1,9 +1,13 @@
 //! The reader's parts on bytes written out by hand from LevelDB's table format.
 
-use crate::checksum::{mask, unmask};
+use crate::block::each_entry;
+use crate::checksum::{mask, masked_crc, unmask};
 use crate::coding::put_varint;
-use crate::format::decode_block_into;
-use crate::*;
+use crate::error::Result;
+use crate::filter_block::{FilterBlock, Lookup};
+use crate::format::{decode_block_into, handle_value, BlockHandle};
+use crate::source::ReadAt;
+use crate::table::Table;
 
 /// The entries of a block (`offset` is the block's, for errors), in order: each
 /// whole key and its value.

@@ -1,5 +1,4 @@
-//! Version edits, written as LevelDB's `VersionEdit::EncodeTo` writes them
-//! (db/version_edit.cc), and the snapshot of a whole version that starts a new
+//! Version edits, written as LevelDB's `VersionEdit::EncodeTo` writes them, and the snapshot of a whole version that starts a new
 //! MANIFEST (`VersionSet::WriteSnapshot`, with the numbers `LogAndApply` adds).
 
 use crate::coding::{put_length_prefixed, put_varint};

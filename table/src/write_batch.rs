@@ -1,6 +1,6 @@
-//! The write-ahead log's records: write batches (db/write_batch.cc), a sequence
-//! number and a count, then each put (a key and a value) or deletion (a key), the
-//! i-th numbered sequence + i.
+//! The write-ahead log's records: write batches as LevelDB's `WriteBatch` encodes
+//! them, a sequence number and a count, then each put (a key and a value) or
+//! deletion (a key), the i-th numbered sequence + i.
 
 use crate::coding::{decode_fixed32, decode_fixed64, get_length_prefixed};
 use crate::error::{Error, ErrorKind, Result};
