@@ -154,7 +154,8 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
     }
 
     /// Calls `visit` with each data block's handle and contents, in the index's order,
-    /// each block once (see [`data_block_handles`](Self::data_block_handles)),
+    /// each block once (an index entry naming a block already listed is dropped; one
+    /// naming a block that overlaps another, or lies past the file, is an error),
     /// reading neighbouring blocks together (up to a megabyte) and stopping at the
     /// first error, `visit`'s or the table's.
     pub fn for_each_data_block(
