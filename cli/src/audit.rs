@@ -3,16 +3,13 @@
 //! each data block's keys are checked against the filter LevelDB would consult for
 //! them, then dropped.
 
-use leveldb_bloom::hash::{hash_with, tail_is_ambiguous, TailBytes};
+use leveldb_bloom::hash::{bloom_hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{Filter, LEGACY_POLICY_NAME, POLICY_NAME};
+use leveldb_table::{each_user_key, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
 use crate::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
-use leveldb_table::{
-    each_entry, FilterBlock, Lookup, ReadAt, Table, TableError, INTERNAL_KEY_TAG_LEN,
-};
-
-const SEED: u32 = 0xbc9f1d34;
+use crate::hex::hex_cut;
 /// Random absent keys tested per table for the measured false-positive rate.
 pub const FP_SAMPLES: usize = 10_000;
 /// Bytes of a missed key shown in hex.
@@ -77,17 +74,11 @@ pub fn audit<R: ReadAt + ?Sized>(
     source: &R,
     max_missed: usize,
     read: &dyn Fn(u64),
-) -> Result<TableReport, TableError> {
+) -> leveldb_table::Result<TableReport> {
     let table = Table::open(source)?;
-    let mut filter_entry = None;
-    let metaindex = table.block(table.metaindex)?;
-    each_entry(&metaindex, table.metaindex.offset, |key, value| {
-        if let (None, Some(name)) = (&filter_entry, key.strip_prefix(b"filter.")) {
-            let handle = leveldb_table::handle_value(value, table.metaindex.offset)?;
-            filter_entry = Some((String::from_utf8_lossy(name).into_owned(), handle));
-        }
-        Ok(())
-    })?;
+    let filter_entry = table
+        .first_filter_block()?
+        .map(|(name, handle)| (String::from_utf8_lossy(&name).into_owned(), handle));
     let mut report = TableReport {
         file,
         level: None,
@@ -126,21 +117,14 @@ pub fn audit<R: ReadAt + ?Sized>(
     // of: a filter block may claim millions more, which no Get consults.
     let reachable = filters
         .as_ref()
-        .map_or(0, |f| f.reachable_count(table.len()));
+        .map_or(0, |f| f.reachable_count(table.file_len()));
     let mut walk = Walk::new(name.as_deref(), filters.as_ref(), reachable, max_missed);
     let (mut previous_key, mut previous_hash) = (Vec::new(), 0);
     table.for_each_data_block(|handle, block| {
         read(handle.size);
         walk.enter(handle.offset);
-        each_entry(block, handle.offset, |key, _| {
-            let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
-                return Err(TableError {
-                    offset: handle.offset,
-                    message: "a key shorter than its 8-byte tag".into(),
-                });
-            };
-            let user_key = &key[..user_key_len];
-            let hash = hash_with(user_key, SEED, TailBytes::Unsigned);
+        each_user_key(block, handle.offset, |user_key| {
+            let hash = bloom_hash_with(user_key, TailBytes::Unsigned);
             report.entries += 1;
             // Entries of one user key are neighbours; its hash spares most comparisons.
             if report.entries == 1 || hash != previous_hash || previous_key != user_key {
@@ -150,7 +134,6 @@ pub fn audit<R: ReadAt + ?Sized>(
             previous_key.extend_from_slice(user_key);
             previous_hash = hash;
             walk.key(user_key, hash);
-            Ok(())
         })
     })?;
     walk.finish_filter();
@@ -251,7 +234,7 @@ impl<'a> Walk<'a> {
         };
         let ambiguous = tail_is_ambiguous(key);
         let signed = if ambiguous {
-            hash_with(key, SEED, TailBytes::Signed)
+            bloom_hash_with(key, TailBytes::Signed)
         } else {
             unsigned
         };
@@ -278,22 +261,10 @@ impl<'a> Walk<'a> {
         if !found && self.reading.is_some() {
             self.missed += 1;
             if self.missed_keys.len() < self.max_missed {
-                self.missed_keys.push(shown(key));
+                self.missed_keys.push(hex_cut(key, SHOWN_KEY_BYTES));
             }
         }
     }
-}
-
-fn shown(key: &[u8]) -> String {
-    let mut hex: String = key
-        .iter()
-        .take(SHOWN_KEY_BYTES)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    if key.len() > SHOWN_KEY_BYTES {
-        hex.push('…');
-    }
-    hex
 }
 
 /// The filters' count, bytes, bits per key, k, and measured false-positive rate.

@@ -4,6 +4,7 @@
 //! `fsync`, `rename`, `fsync` of the directory. Until that rename nothing LevelDB
 //! reads has changed, and every file made so far is removed on failure.
 
+use anyhow::{anyhow, bail, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -17,9 +18,9 @@ pub struct DbLock {
 
 impl DbLock {
     /// Takes the lock of the database in `dir`; an error when a program holds it.
-    pub fn acquire(dir: &Path) -> Result<Self, String> {
+    pub fn acquire(dir: &Path) -> Result<Self> {
         let path = dir.join("LOCK");
-        let named = |e: io::Error| format!("{}: {e}", path.display());
+        let named = |e: io::Error| anyhow!("{}: {e}", path.display());
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -30,11 +31,11 @@ impl DbLock {
             .open(&path)
             .map_err(named)?;
         if !file.metadata().map_err(named)?.is_file() {
-            return Err(format!("{}: not a regular file", path.display()));
+            bail!("{}: not a regular file", path.display());
         }
         let held = || {
             let who = crate::lock::holder(dir).map_or(String::new(), |h| format!(": {h}"));
-            format!(
+            anyhow!(
                 "{}: held by another process (a program has the database open{who}): close it first",
                 path.display()
             )
@@ -80,7 +81,7 @@ impl Commit {
 
     /// Creates `name` in the database directory for writing; an error if anything
     /// by that name exists (a symlink included).
-    pub fn create(&mut self, name: &str) -> Result<(PathBuf, File), String> {
+    pub fn create(&mut self, name: &str) -> Result<(PathBuf, File)> {
         let path = self.dir.join(name);
         let file = OpenOptions::new()
             .write(true)
@@ -88,16 +89,16 @@ impl Commit {
             .mode(0o644)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
         self.created.push(path.clone());
         Ok((path, file))
     }
 
     /// Makes `file` (at `path`) durable, with a crash point before and after.
-    pub fn sync(&self, path: &Path, file: &File) -> Result<(), String> {
+    pub fn sync(&self, path: &Path, file: &File) -> Result<()> {
         crash_point();
         file.sync_all()
-            .map_err(|e| format!("{}: fsync: {e}", path.display()))?;
+            .map_err(|e| anyhow!("{}: fsync: {e}", path.display()))?;
         crash_point();
         Ok(())
     }
@@ -106,21 +107,17 @@ impl Commit {
     /// `NNNNNN.dbtmp` (the MANIFEST's number) written and synced, renamed over
     /// `CURRENT`, the directory synced. The commit is complete once the rename is:
     /// a directory sync failing after it is a warning, not an error.
-    pub fn replace_current(
-        mut self,
-        manifest: &str,
-        number: u64,
-    ) -> Result<Option<String>, String> {
+    pub fn replace_current(mut self, manifest: &str, number: u64) -> Result<Option<anyhow::Error>> {
         // The new files' names made durable first, as LevelDB syncs the directory of
         // a new MANIFEST before pointing CURRENT at it.
         self.sync_dir("after the new files were written")?;
         crash_point();
         let (temp, mut file) = self.create(&format!("{number:06}.dbtmp"))?;
         file.write_all(format!("{manifest}\n").as_bytes())
-            .map_err(|e| format!("{}: {e}", temp.display()))?;
+            .map_err(|e| anyhow!("{}: {e}", temp.display()))?;
         self.sync(&temp, &file)?;
         let current = self.dir.join("CURRENT");
-        std::fs::rename(&temp, &current).map_err(|e| format!("{}: {e}", current.display()))?;
+        std::fs::rename(&temp, &current).map_err(|e| anyhow!("{}: {e}", current.display()))?;
         self.done = true;
         crash_point();
         let warning = self.sync_dir("after CURRENT was replaced").err();
@@ -128,10 +125,10 @@ impl Commit {
         Ok(warning)
     }
 
-    fn sync_dir(&self, when: &str) -> Result<(), String> {
+    fn sync_dir(&self, when: &str) -> Result<()> {
         File::open(&self.dir)
             .and_then(|dir| dir.sync_all())
-            .map_err(|e| format!("{}: fsync of the directory {when}: {e}", self.dir.display()))
+            .map_err(|e| anyhow!("{}: fsync of the directory {when}: {e}", self.dir.display()))
     }
 }
 
@@ -146,9 +143,9 @@ impl Drop for Commit {
 }
 
 /// The bytes free to an unprivileged writer on the file system of `dir`.
-pub fn free_bytes(dir: &Path) -> Result<u64, String> {
+pub fn free_bytes(dir: &Path) -> Result<u64> {
     use std::os::unix::ffi::OsStrExt;
-    let failed = |e: io::Error| format!("{}: statvfs: {e}", dir.display());
+    let failed = |e: io::Error| anyhow!("{}: statvfs: {e}", dir.display());
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
         .map_err(|_| failed(io::ErrorKind::InvalidInput.into()))?;
     let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();

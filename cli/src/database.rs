@@ -3,6 +3,7 @@
 //! without a readable MANIFEST, the files named like tables; a path that is a file
 //! is audited as a table.
 
+use anyhow::{bail, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -33,8 +34,8 @@ pub struct Plan {
 }
 
 /// The tables of `path`: itself when it is not a directory.
-pub fn plan(path: &Path) -> Result<Plan, String> {
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+pub fn plan(path: &Path) -> Result<Plan> {
+    let metadata = std::fs::metadata(path)?;
     if !metadata.is_dir() {
         return Ok(Plan {
             jobs: vec![Job {
@@ -126,18 +127,18 @@ pub fn plan(path: &Path) -> Result<Plan, String> {
 }
 
 /// The live tables of the database in `dir`, by level and number.
-pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>, String> {
-    let version = leveldb_table::manifest::live_version(dir).map_err(|e| e.to_string())?;
+pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>> {
+    let version = leveldb_table::manifest::live_version(dir)?;
     if let Some(name) = version
         .comparator
         .as_deref()
         .filter(|&name| name != BYTEWISE)
     {
-        return Err(format!(
+        bail!(
             "{}: comparator {}, not {BYTEWISE:?}",
             version.manifest.display(),
-            leveldb_table::manifest::excerpt(name.as_bytes())
-        ));
+            leveldb_table::excerpt(name.as_bytes())
+        );
     }
     let mut live = Vec::new();
     for level in 0..version.levels.len() {
@@ -150,10 +151,10 @@ pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>, String> {
 
 /// The files of `dir` named as LevelDB names tables (`NNNNNN.ldb`, or `.sst` as
 /// before 1.14), by number; any file type.
-fn named_like_tables(dir: &Path) -> Result<Vec<(u64, PathBuf)>, String> {
+fn named_like_tables(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
-        let path = entry.map_err(|e| e.to_string())?.path();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
         let number = path
             .extension()
             .filter(|ext| *ext == "ldb" || *ext == "sst")

@@ -158,3 +158,56 @@ impl Writers {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leveldb_bloom::hash::{bloom_hash_with, TailBytes};
+
+    /// The hashes of `keys` as the audit gathers them for one filter.
+    fn hashes(keys: &[&[u8]]) -> KeyHashes {
+        let mut hashes = KeyHashes::default();
+        for key in keys {
+            hashes
+                .unsigned
+                .push(bloom_hash_with(key, TailBytes::Unsigned));
+            hashes.signed.push(bloom_hash_with(key, TailBytes::Signed));
+            hashes.ambiguous |= leveldb_bloom::hash::tail_is_ambiguous(key);
+        }
+        hashes
+    }
+
+    #[test]
+    fn leveldbs_own_filter_is_found_leveldbs() {
+        let keys: [&[u8]; 3] = [b"apple", b"banana", b"cherry"];
+        let filter = BloomFilterPolicy::new(10).build_filter(keys.iter());
+        let mut writers = Writers::new(POLICY_NAME);
+        writers.narrow(&filter, &hashes(&keys));
+        assert_eq!(writers.found(true), Dialect::Leveldb);
+    }
+
+    #[test]
+    fn bits_no_writer_builds_are_foreign_and_an_unknown_name_is_said_so() {
+        let keys: [&[u8]; 2] = [b"apple", b"banana"];
+        let mut filter = BloomFilterPolicy::new(10).build_filter(keys.iter());
+        filter[0] ^= 0xff;
+        let mut writers = Writers::new(POLICY_NAME);
+        writers.narrow(&filter, &hashes(&keys));
+        assert_eq!(writers.found(true), Dialect::Foreign);
+        assert_eq!(
+            Writers::new("basho.Bloom2").found(true),
+            Dialect::UnknownName
+        );
+        // A known name whose filters cover no key: nothing tells the writer.
+        assert_eq!(Writers::new(POLICY_NAME).found(false), Dialect::Foreign);
+    }
+
+    #[test]
+    fn a_legacy_filter_of_keys_whose_tails_read_alike_is_reported_unsigned_first() {
+        let keys: [&[u8]; 2] = [b"plain", b"ascii"];
+        let filter = BloomFilterPolicy::new(10).build_filter(keys.iter());
+        let mut writers = Writers::new(LEGACY_POLICY_NAME);
+        writers.narrow(&filter, &hashes(&keys));
+        assert_eq!(writers.found(true), Dialect::LegacyUnsigned);
+    }
+}

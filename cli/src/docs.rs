@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::{anyhow, Result};
 use clap::{CommandFactory, Subcommand};
 use clap_complete::Shell;
 
@@ -35,20 +36,14 @@ pub enum Generate {
 
 impl Generate {
     /// Writes what was asked for; an error names the directory.
-    pub fn run(self) -> ExitCode {
+    pub fn run(self) -> Result<ExitCode> {
         match self {
-            Self::ManPages { dir } => match crate::man::write_man_pages(&dir) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("{NAME}: {}: {e}", dir.display());
-                    ExitCode::from(1)
-                }
-            },
-            Self::Completion { shell } => {
-                write_completion(shell, &mut io::stdout());
-                ExitCode::SUCCESS
+            Self::ManPages { dir } => {
+                crate::man::write_man_pages(&dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?
             }
+            Self::Completion { shell } => write_completion(shell, &mut io::stdout()),
         }
+        Ok(ExitCode::SUCCESS)
     }
 }
 

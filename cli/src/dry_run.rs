@@ -5,11 +5,11 @@
 
 use std::path::Path;
 
+use anyhow::{anyhow, bail, Result};
 use leveldb_bloom::BloomFilterPolicy;
 use leveldb_table::manifest::{live_version, table_file, NUM_LEVELS};
 use leveldb_table::{
-    each_entry, FilterBlock, FilterBlockBuilder, Lookup, Table, TableError, FILTER_BASE_LG,
-    INTERNAL_KEY_TAG_LEN,
+    each_user_key, FilterBlock, FilterBlockBuilder, Lookup, ReadAt, Table, FILTER_BASE_LG,
 };
 use serde::Serialize;
 
@@ -69,14 +69,14 @@ struct TableCost {
 
 /// The dry run over the database in `dir`, for the reader of `policies[0]`'s name,
 /// with a candidate per policy.
-pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun, String> {
-    let version = live_version(dir).map_err(|e| e.to_string())?;
+pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
+    let version = live_version(dir)?;
     if version.comparator.as_deref() != Some(BYTEWISE) {
-        return Err(format!(
+        bail!(
             "{}: comparator {:?}, not {BYTEWISE:?}",
             version.manifest.display(),
             version.comparator
-        ));
+        );
     }
     let name = policies[0].name();
     let mut levels = Vec::new();
@@ -85,10 +85,10 @@ pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun, Str
         let mut tables = Vec::new();
         for table in version.files(level) {
             let path = table_file(dir, table.number);
-            let named = |e: String| format!("{}: {e}", path.display());
-            let file = leveldb_table::open_regular_file(&path).map_err(|e| named(e.to_string()))?;
-            let current = current_cost(&path, &file, name).map_err(|e| named(e.to_string()))?;
-            let candidates = candidate_costs(&file, policies).map_err(|e| named(e.to_string()))?;
+            let named = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());
+            let file = leveldb_table::open_regular_file(&path).map_err(|e| named(&e))?;
+            let current = current_cost(&path, &file, name).map_err(|e| named(&e))?;
+            let candidates = candidate_costs(&file, policies).map_err(|e| named(&e))?;
             tables.push(
                 std::iter::once(current)
                     .chain(candidates)
@@ -113,7 +113,7 @@ pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun, Str
 }
 
 /// The table's filters as a reader of `name` sees them, from the audit.
-fn current_cost(path: &Path, file: &std::fs::File, name: &str) -> Result<TableCost, TableError> {
+fn current_cost(path: &Path, file: &std::fs::File, name: &str) -> leveldb_table::Result<TableCost> {
     let report = audit(path.display().to_string(), file, 0, &|_| {})?;
     let mut cost = Cost::default();
     let consulted =
@@ -138,10 +138,10 @@ fn current_cost(path: &Path, file: &std::fs::File, name: &str) -> Result<TableCo
 }
 
 /// The filters each policy would write for the table, built and measured.
-fn candidate_costs<R: leveldb_table::ReadAt + ?Sized>(
+fn candidate_costs<R: ReadAt + ?Sized>(
     source: &R,
     policies: &[BloomFilterPolicy],
-) -> Result<Vec<TableCost>, TableError> {
+) -> leveldb_table::Result<Vec<TableCost>> {
     let table = Table::open(source)?;
     let mut builders: Vec<_> = policies
         .iter()
@@ -158,19 +158,10 @@ fn candidate_costs<R: leveldb_table::ReadAt + ?Sized>(
         if keys_per_filter.len() <= index {
             keys_per_filter.resize(index + 1, 0);
         }
-        each_entry(block, handle.offset, |key, _| {
-            let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
-                return Err(TableError {
-                    offset: handle.offset,
-                    message: "a key shorter than its 8-byte tag".into(),
-                });
-            };
-            builders
-                .iter_mut()
-                .for_each(|b| b.add_key(&key[..user_key_len]));
+        each_user_key(block, handle.offset, |key| {
+            builders.iter_mut().for_each(|b| b.add_key(key));
             keys_per_filter[index] += 1;
             entries += 1;
-            Ok(())
         })?;
         let end = handle.end().expect("within the file");
         builders.iter_mut().for_each(|b| b.start_block(end));

@@ -1,5 +1,5 @@
-//! Following one key through a database as LevelDB 1.23's `Version::Get` does
-//! (db/version_set.cc): level-0 tables whose range holds the key, newest first, then
+//! Following one key through a database as LevelDB 1.23's `Version::Get` does:
+//! level-0 tables whose range holds the key, newest first, then
 //! at most one table per deeper level, until the key is found as a value or a
 //! deletion; in each table, the index entry whose block may hold the key, the filter
 //! LevelDB asks about that block and its answer, and, when the block is read, what
@@ -8,17 +8,17 @@
 
 use std::path::Path;
 
-use leveldb_bloom::hash::{hash_with, TailBytes};
+use anyhow::{anyhow, Result};
+use leveldb_bloom::hash::{bloom_hash_with, TailBytes};
 use leveldb_bloom::Filter;
-use leveldb_table::internal_key::{compare_internal_keys, parse_internal_key, EntryKind};
+use leveldb_table::internal_key::{
+    compare_internal_keys, lookup_key, parse_internal_key, EntryKind,
+};
 use leveldb_table::manifest::{table_file, LiveTable, Version};
-use leveldb_table::{each_entry, handle_value, FilterBlock, Lookup, ReadAt, Table, TableError};
+use leveldb_table::{each_entry, excerpt, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
-const SEED: u32 = 0xbc9f1d34;
-/// `kValueTypeForSeek`: a lookup key sorts before every entry of its user key up to
-/// its sequence number.
-const VALUE_TYPE_FOR_SEEK: u64 = 1;
+use crate::hex::hex;
 
 /// The filter policy of the reader whose Gets are explained.
 #[derive(Clone, Copy, Debug)]
@@ -94,11 +94,6 @@ pub struct KeyExplained {
     pub found: Option<Found>,
 }
 
-/// A failure to read a table on the way: the file and why.
-pub fn table_error(file: &Path, e: TableError) -> String {
-    format!("{}: {e}", file.display())
-}
-
 /// Explains a Get of `key` in the database at `dir` whose current version is
 /// `version`; `log` is what the write-ahead log holds for the key, when it was read.
 pub fn explain(
@@ -107,9 +102,9 @@ pub fn explain(
     reader: Reader,
     key: &[u8],
     log: Option<(String, Option<Found>)>,
-) -> Result<KeyExplained, String> {
+) -> Result<KeyExplained> {
     let mut explained = KeyExplained {
-        key_hex: key.iter().map(|b| format!("{b:02x}")).collect(),
+        key_hex: hex(key),
         key_text: std::str::from_utf8(key)
             .ok()
             .filter(|s| s.chars().all(|c| !c.is_control()))
@@ -130,8 +125,7 @@ pub fn explain(
             return Ok(explained);
         }
     }
-    let mut lookup = key.to_vec();
-    lookup.extend_from_slice(&(version.last_sequence << 8 | VALUE_TYPE_FOR_SEEK).to_le_bytes());
+    let lookup = lookup_key(key, version.last_sequence);
     for table in version.files(0) {
         let holds = key >= table.smallest.user_key() && key <= table.largest.user_key();
         let step = if holds {
@@ -214,13 +208,13 @@ fn consult(
     reader: Reader,
     key: &[u8],
     lookup: &[u8],
-) -> Result<Step, String> {
+) -> Result<Step> {
     let path = table_file(dir, table.number);
     let mut step = skipped(dir, table);
     step.range_holds_key = true;
-    let file =
-        leveldb_table::open_regular_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    get_in_table(&file, reader, key, lookup, &mut step).map_err(|e| table_error(&path, e))?;
+    let named = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());
+    let file = leveldb_table::open_regular_file(&path).map_err(|e| named(&e))?;
+    get_in_table(&file, reader, key, lookup, &mut step).map_err(|e| named(&e))?;
     Ok(step)
 }
 
@@ -233,33 +227,22 @@ pub fn get_in_table<R: ReadAt + ?Sized>(
     key: &[u8],
     lookup: &[u8],
     step: &mut Step,
-) -> Result<(), TableError> {
+) -> leveldb_table::Result<()> {
     let parsed = Table::open(source)?;
-    // The index entry of the block that may hold the key: the first whose separator
-    // is at or after the lookup key.
-    let index = parsed.block(parsed.index)?;
-    let mut handle = None;
-    each_entry(&index, parsed.index.offset, |separator, value| {
-        if handle.is_none() && compare_internal_keys(separator, lookup).is_ge() {
-            handle = Some(handle_value(value, parsed.index.offset)?);
-        }
-        Ok(())
-    })?;
-    let Some(handle) = handle else {
+    let Some(handle) = parsed.seek(lookup)? else {
         step.no_filter = Some("the key sorts after the table's last block".into());
         step.outcome = Some("not in table");
         return Ok(());
     };
     match reader.policy_name {
         None => step.no_filter = Some("the reader has no filter policy".into()),
-        Some(name) => match parsed.filter_block_handle(name)? {
+        Some(name) => match parsed.filter_block(name)? {
             None => step.no_filter = Some(missing_filter_reason(&parsed, name)?),
-            Some(filter_handle) => {
-                let block = parsed.block(filter_handle)?;
+            Some((filter_handle, block)) => {
                 match FilterBlock::parse(&block, filter_handle.offset) {
                     Err(e) => {
                         step.no_filter =
-                            Some(format!("LevelDB ignores the filter block: {}", e.message))
+                            Some(format!("LevelDB ignores the filter block: {}", e.kind()))
                     }
                     Ok(filters) => step.filter = Some(filter_step(&filters, handle.offset, key)),
                 }
@@ -300,15 +283,10 @@ pub fn get_in_table<R: ReadAt + ?Sized>(
 fn missing_filter_reason<R: ReadAt + ?Sized>(
     table: &Table<'_, R>,
     name: &str,
-) -> Result<String, TableError> {
-    let metaindex = table.block(table.metaindex)?;
-    let mut others = Vec::new();
-    each_entry(&metaindex, table.metaindex.offset, |meta, _| {
-        if let Some(other) = meta.strip_prefix(b"filter.") {
-            others.push(leveldb_table::manifest::excerpt(other));
-        }
-        Ok(())
-    })?;
+) -> leveldb_table::Result<String> {
+    let others: Vec<String> = (table.filter_block_names()?.iter())
+        .map(|name| excerpt(name))
+        .collect();
     Ok(if others.is_empty() {
         "the table has no filter block".into()
     } else {
@@ -341,7 +319,7 @@ fn filter_step(filters: &FilterBlock, block_offset: u64, key: &[u8]) -> FilterSt
         Lookup::Filter(bytes) => {
             step.policy_asked = true;
             let filter = Filter::new(bytes);
-            let h = hash_with(key, SEED, TailBytes::Unsigned);
+            let h = bloom_hash_with(key, TailBytes::Unsigned);
             step.k = bytes.last().copied();
             step.bits = Some(8 * bytes.len().saturating_sub(1) as u64);
             if !filter.may_contain_hash(h) {

@@ -1,5 +1,6 @@
 //! What the tool says on a wrong turn, beyond the bare error: the way that works.
 
+use anyhow::{anyhow, Result};
 use std::path::Path;
 
 /// Prints clap's error, with a hint where one helps (a key that is not UTF-8: `--hex`),
@@ -65,8 +66,8 @@ pub fn keys_of_file(
     file: &Path,
     text: &[u8],
     hex: bool,
-    parse_hex: impl Fn(&str) -> Result<Vec<u8>, String>,
-) -> Result<Vec<Vec<u8>>, String> {
+    parse_hex: impl Fn(&str) -> Result<Vec<u8>>,
+) -> Result<Vec<Vec<u8>>> {
     let mut lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
     if lines.last().is_some_and(|line| line.is_empty()) {
         lines.pop();
@@ -80,9 +81,9 @@ pub fn keys_of_file(
                 return Ok(line.to_vec());
             }
             std::str::from_utf8(line)
-                .map_err(|_| "not hex (not even text)".to_string())
+                .map_err(|_| anyhow!("not hex (not even text)"))
                 .and_then(&parse_hex)
-                .map_err(|why| format!("{} line {}: {why}", file.display(), index + 1))
+                .map_err(|why| anyhow!("{} line {}: {why}", file.display(), index + 1))
         })
         .collect()
 }

@@ -5,34 +5,27 @@
 use std::io::Read;
 use std::path::Path;
 
+use anyhow::{anyhow, bail, Result};
+
+use crate::hex::parse_hex;
+
 /// The largest keys file read (`--keys-file`): 64 MiB, millions of keys.
 pub const MAX_KEYS_FILE_LEN: u64 = 64 << 20;
 
 /// `text` as bytes, or, with `hex`, its pairs of hex digits (`0-9a-fA-F` only: no
 /// sign, no space, an even count).
-pub fn key_bytes(text: &str, hex: bool) -> Result<Vec<u8>, String> {
+pub fn key_bytes(text: &str, hex: bool) -> Result<Vec<u8>> {
     if !hex {
         return Ok(text.as_bytes().to_vec());
     }
-    let digits = text.as_bytes();
-    if !digits.len().is_multiple_of(2) {
-        return Err(format!("{text:?}: an odd number of hex digits"));
-    }
-    let digit = |d: u8| char::from(d).to_digit(16);
-    digits
-        .chunks(2)
-        .map(|pair| match (digit(pair[0]), digit(pair[1])) {
-            (Some(high), Some(low)) => Ok((high * 16 + low) as u8),
-            _ => Err(format!("{text:?}: not hex")),
-        })
-        .collect()
+    parse_hex(text).map_err(|why| anyhow!("{text:?}: {why}"))
 }
 
 /// The bytes of the keys file `path` (`-`: stdin), at most [`MAX_KEYS_FILE_LEN`]
 /// bytes. A FIFO, device or directory is refused unread (`/dev/zero` never
 /// fills memory; a FIFO never blocks).
-pub fn read_keys_file(path: &Path) -> Result<Vec<u8>, String> {
-    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+pub fn read_keys_file(path: &Path) -> Result<Vec<u8>> {
+    let fail = |e: std::io::Error| anyhow!("{}: {e}", path.display());
     let mut bytes = Vec::new();
     if path == Path::new("-") {
         std::io::stdin()
@@ -46,10 +39,30 @@ pub fn read_keys_file(path: &Path) -> Result<Vec<u8>, String> {
             .map_err(fail)?;
     }
     if bytes.len() as u64 > MAX_KEYS_FILE_LEN {
-        return Err(format!(
+        bail!(
             "{}: longer than {MAX_KEYS_FILE_LEN} bytes, the most a keys file may hold",
             path.display()
-        ));
+        );
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_text_unless_hex_is_asked_for() {
+        assert_eq!(key_bytes("user:1", false).unwrap(), b"user:1");
+        assert_eq!(key_bytes("00ff", false).unwrap(), b"00ff");
+        assert_eq!(key_bytes("00ff", true).unwrap(), [0, 0xff]);
+    }
+
+    #[test]
+    fn bad_hex_is_an_error_quoting_the_key() {
+        let odd = key_bytes("abc", true).unwrap_err().to_string();
+        assert_eq!(odd, "\"abc\": an odd number of hex digits");
+        let not_hex = key_bytes("zz", true).unwrap_err().to_string();
+        assert_eq!(not_hex, "\"zz\": not hex");
+    }
 }

@@ -10,13 +10,17 @@
 
 pub mod args;
 pub mod audit;
+pub mod audit_command;
 pub mod commit;
 pub mod database;
 pub mod dialect;
 pub mod docs;
 pub mod dry_run;
+pub mod exit;
 pub mod explain;
+pub mod explain_command;
 pub mod explain_text;
+pub mod hex;
 pub mod hints;
 pub mod key_input;
 pub mod lock;
@@ -27,3 +31,4 @@ pub mod refilter;
 pub mod refilter_command;
 pub mod report;
 pub mod show;
+pub mod show_command;

@@ -2,6 +2,7 @@
 //! replays into memory (numbered from the current version's log number on, and its
 //! previous log), where a Get looks before any table.
 
+use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -18,10 +19,10 @@ pub fn newest_in_logs(
     dir: &Path,
     version: &Version,
     keys: &[Vec<u8>],
-) -> Result<(String, BTreeMap<Vec<u8>, Found>), String> {
+) -> Result<(String, BTreeMap<Vec<u8>, Found>)> {
     let mut logs = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
+    for entry in std::fs::read_dir(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))? {
+        let path = entry?.path();
         let number = path
             .extension()
             .filter(|ext| *ext == "log")
@@ -36,7 +37,7 @@ pub fn newest_in_logs(
     logs.sort();
     let mut found: BTreeMap<Vec<u8>, Found> = BTreeMap::new();
     for (_, path) in &logs {
-        let mut log = open_log(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut log = open_log(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
         // Records after a damaged one are not read here; LevelDB (without
         // paranoid_checks) skips the damage and replays what follows. A batch's
         // entries before its own damage stay, as in LevelDB's memtable.

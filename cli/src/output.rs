@@ -3,6 +3,7 @@
 //! and the page `show` writes opened without following a symlink or waiting on a
 //! FIFO.
 
+use anyhow::{anyhow, bail, Result};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -50,11 +51,11 @@ pub fn print_error(message: &str) {
 /// for an exit status that is not success. (A stdout closed when the tool started
 /// is `/dev/null`: Rust's runtime opens it there, so that no file the tool opens
 /// takes its number.)
-pub fn write_stdout(text: &str) -> Result<(), String> {
+pub fn write_stdout(text: &str) -> Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(format!("stdout: {e}: the output was not written in full"))
+            Err(anyhow!("stdout: {e}: the output was not written in full"))
         }
         _ => Ok(()),
     }
@@ -64,8 +65,8 @@ pub fn write_stdout(text: &str) -> Result<(), String> {
 /// umask), never through a symlink (`O_NOFOLLOW`), never waiting on a FIFO
 /// (`O_NONBLOCK`), and only over a regular file, truncated once it is known to be
 /// one.
-pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
-    let fail = |e: io::Error| format!("{}: {e}", path.display());
+pub fn write_file(path: &Path, contents: &[u8]) -> Result<()> {
+    let fail = |e: io::Error| anyhow!("{}: {e}", path.display());
     let mut file = File::options()
         .write(true)
         .create(true)
@@ -73,12 +74,12 @@ pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => format!("{}: a symlink: not followed", path.display()),
-            Some(libc::ENXIO) => format!("{}: a FIFO with no reader", path.display()),
+            Some(libc::ELOOP) => anyhow!("{}: a symlink: not followed", path.display()),
+            Some(libc::ENXIO) => anyhow!("{}: a FIFO with no reader", path.display()),
             _ => fail(e),
         })?;
     if !file.metadata().map_err(fail)?.is_file() {
-        return Err(format!("{}: not a regular file", path.display()));
+        bail!("{}: not a regular file", path.display());
     }
     file.set_len(0).map_err(fail)?;
     file.write_all(contents).map_err(fail)

@@ -4,12 +4,14 @@
 //! one ([`crate::commit`]). The old tables stay until LevelDB next opens the
 //! database and deletes the files no version names.
 
+use anyhow::{anyhow, bail, Result};
 use std::io::BufWriter;
 use std::path::Path;
 
 use leveldb_bloom::BloomFilterPolicy;
 use leveldb_table::log_writer::LogWriter;
 use leveldb_table::manifest::{live_version, table_file, LiveTable, Version};
+use leveldb_table::ErrorKind;
 use serde::Serialize;
 
 use crate::commit::{free_bytes, Commit, DbLock};
@@ -107,7 +109,7 @@ pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
             // Whatever was written is removed again: the report lists nothing done.
             report.manifest = None;
             report.tables.clear();
-            report.error = Some(error);
+            report.error = Some(error.to_string());
         }
     }
     report
@@ -121,23 +123,20 @@ fn commit_refiltered(
     dir: &Path,
     policy: BloomFilterPolicy,
     report: &mut RefilterReport,
-) -> Result<bool, String> {
+) -> Result<bool> {
     // Not a database: no LOCK is made in it (in a database, LevelDB makes one too).
     let current = dir.join("CURRENT");
     if let Err(e) = std::fs::symlink_metadata(&current) {
-        return Err(format!(
-            "{}: {e}: not a LevelDB database",
-            current.display()
-        ));
+        bail!("{}: {e}: not a LevelDB database", current.display());
     }
     let _lock = DbLock::acquire(dir)?;
-    let version = live_version(dir).map_err(|e| e.to_string())?;
+    let version = live_version(dir)?;
     if version.comparator.as_deref() != Some(BYTEWISE) {
-        return Err(format!(
+        bail!(
             "{}: comparator {:?}: only databases ordered by {BYTEWISE:?} are refiltered",
             version.manifest.display(),
             version.comparator.as_deref().unwrap_or("(none recorded)")
-        ));
+        );
     }
     let live: Vec<&LiveTable> = version.levels.iter().flatten().collect();
     if live.is_empty() {
@@ -160,7 +159,7 @@ fn commit_refiltered(
     let mut log = LogWriter::new(BufWriter::new(file));
     log.add_record(&snapshot)
         .and_then(|()| log.into_inner().into_inner().map_err(|e| e.into_error()))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| anyhow!("{}: {e}", path.display()))
         .and_then(|file| commit.sync(&path, &file))?;
     report.manifest = Some(manifest.clone());
     if let Some(warning) = commit.replace_current(&manifest, manifest_number)? {
@@ -177,34 +176,38 @@ fn refilter_table(
     number: u64,
     policy: BloomFilterPolicy,
     commit: &mut Commit,
-) -> Result<(LiveTable, TableRefiltered), String> {
+) -> Result<(LiveTable, TableRefiltered)> {
     let old_path = table_file(dir, table.number);
     let old = leveldb_table::open_regular_file(&old_path)
-        .map_err(|e| format!("{}: {e}", old_path.display()))?;
+        .map_err(|e| anyhow!("{}: {e}", old_path.display()))?;
     let old_size = old
         .metadata()
-        .map_err(|e| format!("{}: {e}", old_path.display()))?
+        .map_err(|e| anyhow!("{}: {e}", old_path.display()))?
         .len();
     if old_size != table.size {
         // LevelDB reads the footer where the MANIFEST's size puts it.
-        return Err(format!(
+        bail!(
             "{}: {old_size} bytes, but the MANIFEST says {}",
             old_path.display(),
             table.size
-        ));
+        );
     }
     let (new_path, file) = commit.create(&format!("{number:06}.ldb"))?;
     let mut out = BufWriter::new(file);
     let written = leveldb_table::rewrite_with_filter(&old, &mut out, policy.name(), |keys, dst| {
         policy.append_filter(keys.iter(), dst)
     })
-    .map_err(|e| match e {
-        leveldb_table::RewriteError::Read(e) => format!("{}: {e}", old_path.display()),
-        leveldb_table::RewriteError::Write(e) => format!("{}: {e}", new_path.display()),
+    .map_err(|e| {
+        // A write error is the new table's; any other, the old table's.
+        let file = match e.kind() {
+            ErrorKind::Write(_) => &new_path,
+            _ => &old_path,
+        };
+        anyhow!("{}: {e}", file.display())
     })?;
     let file = out
         .into_inner()
-        .map_err(|e| format!("{}: {}", new_path.display(), e.error()))?;
+        .map_err(|e| anyhow!("{}: {}", new_path.display(), e.error()))?;
     commit.sync(&new_path, &file)?;
     let audit = check_new_table(&new_path, policy, written.entries)?;
     let done = TableRefiltered {
@@ -232,16 +235,18 @@ fn check_new_table(
     path: &Path,
     policy: BloomFilterPolicy,
     entries: u64,
-) -> Result<crate::audit::TableReport, String> {
-    let failed = |why: String| format!("{}: the new table fails its check: {why}", path.display());
-    let file = leveldb_table::open_regular_file(path).map_err(|e| failed(e.to_string()))?;
+) -> Result<crate::audit::TableReport> {
+    let failed = |why: &dyn std::fmt::Display| {
+        anyhow!("{}: the new table fails its check: {why}", path.display())
+    };
+    let file = leveldb_table::open_regular_file(path).map_err(|e| failed(&e))?;
     let audit = crate::audit::audit(path.display().to_string(), &file, 0, &|_| {})
-        .map_err(|e| failed(e.to_string()))?;
+        .map_err(|e| failed(&e))?;
     if audit.filter_name.as_deref() != Some(policy.name()) || audit.filter_block_ignored.is_some() {
-        return Err(failed(format!("its filter is not {}", policy.name())));
+        return Err(failed(&format!("its filter is not {}", policy.name())));
     }
     if audit.missed > 0 || audit.entries as u64 != entries {
-        return Err(failed(format!(
+        return Err(failed(&format!(
             "{} keys missed, {} entries of {entries}",
             audit.missed, audit.entries
         )));
@@ -253,31 +258,27 @@ fn check_new_table(
 /// tables' sizes, plus their filters at `bits_per_key` for entries of 16 bytes on
 /// disk, which few tables have fewer of) and a MANIFEST. Running out of space anyway
 /// fails the run like any error: nothing changes.
-fn check_free_space(
-    dir: &Path,
-    live: &[&LiveTable],
-    policy: BloomFilterPolicy,
-) -> Result<(), String> {
+fn check_free_space(dir: &Path, live: &[&LiveTable], policy: BloomFilterPolicy) -> Result<()> {
     let tables: u64 = live.iter().map(|t| t.size).sum();
     let filters = tables / 16 * u64::from(policy.bits_per_key()) / 8;
     let needed = tables + filters + HEADROOM;
     let free = free_bytes(dir)?;
     if free < needed {
-        return Err(format!(
+        bail!(
             "{}: {free} bytes free, about {needed} needed for the new tables: nothing written",
             dir.display()
-        ));
+        );
     }
     Ok(())
 }
 
 /// The first number no file of the database has: the MANIFEST's next file number,
 /// or above, should a file of a higher number be there.
-fn next_free_number(dir: &Path, version: &Version) -> Result<u64, String> {
+fn next_free_number(dir: &Path, version: &Version) -> Result<u64> {
     let mut next = version.next_file;
-    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+    for entry in std::fs::read_dir(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))? {
         let name = entry
-            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .map_err(|e| anyhow!("{}: {e}", dir.display()))?
             .file_name();
         let name = name.to_string_lossy();
         let digits = name

@@ -4,21 +4,24 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::Result;
 use leveldb_bloom::BloomFilterPolicy;
 
 use crate::args::NewFilters;
 use crate::dry_run;
+use crate::exit::UsageError;
 use crate::output::{json_safe, print_error, terminal_safe, write_stdout};
 use crate::refilter::refilter;
 
-/// Runs `refilter` (or its dry run) on the database at `path`.
+/// Runs `refilter` (or its dry run) on the database at `path`. A refilter that
+/// changed nothing prints why on stderr, its report on stdout, and exits 1.
 pub fn run(
     path: &Path,
     bits_per_key: &[u32],
     policy: NewFilters,
     dry_run: bool,
     json: bool,
-) -> ExitCode {
+) -> Result<ExitCode> {
     let policy_at = |bits| match policy {
         NewFilters::Leveldb => BloomFilterPolicy::new(bits),
         NewFilters::Legacy => BloomFilterPolicy::legacy(bits),
@@ -32,43 +35,25 @@ pub fn run(
     };
     let (out, failed) = if dry_run {
         let policies: Vec<BloomFilterPolicy> = bits_per_key.iter().map(|&b| policy_at(b)).collect();
-        match dry_run::dry_run(path, &policies) {
-            Ok(report) => (
-                shown(
-                    serde_json::to_string_pretty(&report).expect("plain data"),
-                    report.text(),
-                ),
-                false,
-            ),
-            Err(error) => {
-                print_error(&error);
-                return ExitCode::from(1);
-            }
-        }
+        let report = dry_run::dry_run(path, &policies)?;
+        let document = serde_json::to_string_pretty(&report).expect("plain data");
+        (shown(document, report.text()), false)
     } else {
         let [bits] = bits_per_key else {
-            print_error("--bits-per-key: one value, except with --dry-run");
-            return ExitCode::from(2);
+            let why = "--bits-per-key: one value, except with --dry-run";
+            return Err(UsageError(why.into()).into());
         };
         let report = refilter(path, policy_at(*bits));
         if let Some(error) = &report.error {
             print_error(error);
         }
-        (
-            shown(
-                serde_json::to_string_pretty(&report).expect("plain data"),
-                report.text(),
-            ),
-            report.error.is_some(),
-        )
+        let document = serde_json::to_string_pretty(&report).expect("plain data");
+        (shown(document, report.text()), report.error.is_some())
     };
-    if let Err(message) = write_stdout(&out) {
-        print_error(&message);
-        return ExitCode::from(1);
-    }
-    if failed {
+    write_stdout(&out)?;
+    Ok(if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }

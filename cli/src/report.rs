@@ -240,3 +240,42 @@ impl Report {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_line_names_the_file_and_the_offset_when_known() {
+        let mut report = Report::default();
+        report.error(Path::new("db/000005.ldb"), Some(52), "wrong magic".into());
+        report.error(Path::new("db"), None, "no CURRENT".into());
+        assert_eq!(
+            report.errors[0].line(),
+            "db/000005.ldb at offset 52: wrong magic"
+        );
+        assert_eq!(report.errors[1].line(), "db: no CURRENT");
+    }
+
+    #[test]
+    fn the_verdict_is_unreadable_on_an_error_and_nothing_audited_on_nothing() {
+        let mut nothing = Report::default();
+        nothing.finish();
+        assert_eq!(nothing.verdict, Some(Verdict::NothingAudited));
+        assert!(!nothing.clean());
+        // A database whose current version lists no table: audited, clean.
+        let mut empty_db = Report::default();
+        empty_db.databases.push(Database {
+            path: "db".into(),
+            tables_from: "manifest",
+        });
+        empty_db.finish();
+        assert!(empty_db.clean());
+        let mut unreadable = Report::default();
+        unreadable.add(Path::new("t.ldb"), Outcome::Unreadable(None, "gone".into()));
+        unreadable.add(Path::new("u.ldb"), Outcome::Skipped);
+        unreadable.finish();
+        assert_eq!(unreadable.verdict, Some(Verdict::Unreadable));
+        assert_eq!(unreadable.skipped, ["u.ldb"]);
+    }
+}

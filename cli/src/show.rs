@@ -6,9 +6,13 @@
 
 use std::path::Path;
 
+use anyhow::{anyhow, bail, Result};
 use leveldb_bloom::{BloomFilterPolicy, LEGACY_POLICY_NAME, POLICY_NAME};
-use leveldb_table::{each_entry, BlockHandle, FilterBlock, Lookup, ReadAt, Table, TableError};
+use leveldb_table::internal_key::{lookup_key, MAX_SEQUENCE};
+use leveldb_table::{BlockHandle, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
+
+use crate::hex::hex;
 
 const TEMPLATE: &str = include_str!("show/page.html");
 const SCRIPT: &str = include_str!("show/page.js");
@@ -57,10 +61,6 @@ pub struct PageData {
     pub key: Option<String>,
 }
 
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The page for `data`: the template with the data and the script in it.
 pub fn page(data: &PageData) -> String {
     // Inside a script element, `</script`, `<!--` and `<script` change how the HTML
@@ -80,11 +80,7 @@ pub fn page(data: &PageData) -> String {
 /// The playground: the filter LevelDB builds for `keys` at `bits_per_key`, asked
 /// about `key` when the page opens; refused past [`MAX_PLAYGROUND_BITS_PER_KEY`]
 /// or [`MAX_PAGE_FILTER_BYTES`], saying what LevelDB would build.
-pub fn playground(
-    bits_per_key: u32,
-    keys: &[Vec<u8>],
-    key: Option<&[u8]>,
-) -> Result<PageData, String> {
+pub fn playground(bits_per_key: u32, keys: &[Vec<u8>], key: Option<&[u8]>) -> Result<PageData> {
     let policy = BloomFilterPolicy::new(bits_per_key);
     let n = keys.len();
     let what_leveldb_builds = || {
@@ -101,26 +97,23 @@ pub fn playground(
     }
     };
     if bits_per_key > MAX_PLAYGROUND_BITS_PER_KEY {
-        return Err(format!(
+        bail!(
             "--bits-per-key {bits_per_key}: {}; the playground draws 0 to {MAX_PLAYGROUND_BITS_PER_KEY} bits per key (k stops growing at 30, from 44 on)",
             what_leveldb_builds()
-        ));
+        );
     }
     if policy
         .filter_len(n)
         .is_none_or(|len| len > MAX_PAGE_FILTER_BYTES)
     {
-        return Err(format!(
+        bail!(
             "{}; a page draws at most {MAX_PAGE_FILTER_BYTES} bytes of filter",
             what_leveldb_builds()
-        ));
+        );
     }
     let filter = policy.build_filter(keys);
     if policy.filter_len(n) != Some(filter.len()) {
-        return Err(format!(
-            "{}, which could not be built here",
-            what_leveldb_builds()
-        ));
+        bail!("{}, which could not be built here", what_leveldb_builds());
     }
     Ok(PageData {
         mode: "playground",
@@ -143,15 +136,10 @@ pub fn playground(
 
 /// A table's filters, with the keys each covers; `chosen` the one shown first (or
 /// the one covering `key`'s block, or the first with keys).
-pub fn from_table(
-    path: &Path,
-    chosen: Option<usize>,
-    key: Option<&[u8]>,
-) -> Result<PageData, String> {
-    let file =
-        leveldb_table::open_regular_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    table_page(&path.display().to_string(), &file, chosen, key)
-        .map_err(|e| format!("{}: {e}", path.display()))
+pub fn from_table(path: &Path, chosen: Option<usize>, key: Option<&[u8]>) -> Result<PageData> {
+    let named = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());
+    let file = leveldb_table::open_regular_file(path).map_err(|e| named(&e))?;
+    table_page(&path.display().to_string(), &file, chosen, key).map_err(|e| named(&e))
 }
 
 /// The page's data for the table in `source`, titled `title`. Bounded by the file:
@@ -165,13 +153,12 @@ pub fn table_page<R: ReadAt + ?Sized>(
     source: &R,
     chosen: Option<usize>,
     key: Option<&[u8]>,
-) -> Result<PageData, String> {
-    let table = Table::open(source).map_err(|e| e.to_string())?;
-    let (name, handle) = leveldb_filter_block(&table)?;
-    let block = table.block(handle).map_err(|e| e.to_string())?;
+) -> Result<PageData> {
+    let table = Table::open(source)?;
+    let (name, handle, block) = leveldb_filter_block(&table)?;
     let filters = FilterBlock::parse(&block, handle.offset)
-        .map_err(|e| format!("LevelDB ignores this filter block: {e}"))?;
-    let reachable = filters.reachable_count(table.len());
+        .map_err(|e| anyhow!("LevelDB ignores this filter block: {e}"))?;
+    let reachable = filters.reachable_count(table.file_len());
     let filter_bytes: usize = (0..reachable)
         .map(|i| match filters.lookup(i) {
             Lookup::Filter(bytes) => bytes.len(),
@@ -179,23 +166,22 @@ pub fn table_page<R: ReadAt + ?Sized>(
         })
         .fold(0, usize::saturating_add);
     if filter_bytes > block.len() {
-        return Err(format!(
+        bail!(
             "the filters add up to {filter_bytes} bytes in a filter block of {}: its offsets make them overlap, which LevelDB never writes; not drawn",
             block.len()
-        ));
+        );
     }
     if filter_bytes > MAX_PAGE_FILTER_BYTES {
-        return Err(format!(
+        bail!(
             "the filters add up to {filter_bytes} bytes, more than a page draws ({MAX_PAGE_FILTER_BYTES})"
-        ));
+        );
     }
     // Keys and key bytes per filter.
     let mut sizes = vec![(0usize, 0usize); reachable];
-    each_user_key(&table, reachable, &filters, |i, key| {
+    each_covered_key(&table, reachable, &filters, |i, key| {
         sizes[i].0 += 1;
         sizes[i].1 += key.len();
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let key_filter = match key {
         Some(key) => Some(filter_of_key(&table, &filters, key)?),
         None => None,
@@ -205,10 +191,10 @@ pub fn table_page<R: ReadAt + ?Sized>(
         .or_else(|| sizes.iter().position(|&(n, _)| n > 0))
         .unwrap_or(0);
     if chosen >= reachable.max(1) {
-        return Err(format!(
+        bail!(
             "no filter {chosen}: the table's data blocks are covered by {reachable} (its filter block counts {})",
             filters.count()
-        ));
+        );
     }
     let (total_keys, total_bytes) = sizes
         .iter()
@@ -217,12 +203,11 @@ pub fn table_page<R: ReadAt + ?Sized>(
     let embedded = |i: usize| embed_all || (i == chosen && sizes[i].1 <= MAX_EMBEDDED_KEY_BYTES);
     let mut keys: Vec<Option<Vec<String>>> =
         (0..reachable).map(|i| embedded(i).then(Vec::new)).collect();
-    each_user_key(&table, reachable, &filters, |i, key| {
+    each_covered_key(&table, reachable, &filters, |i, key| {
         if let Some(keys) = &mut keys[i] {
             keys.push(hex(key));
         }
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let span = |i: usize| (i as u64) << filters.base_lg;
     let shown = keys
         .into_iter()
@@ -256,67 +241,48 @@ pub fn table_page<R: ReadAt + ?Sized>(
 }
 
 /// The filter block LevelDB reads (`filter.leveldb.BuiltinBloomFilter2`), or the
-/// legacy name's; an unreadable metaindex is said as such, not as "no filter".
+/// legacy name's: the name, its handle and contents; an unreadable metaindex is said
+/// as such, not as "no filter".
 fn leveldb_filter_block<R: ReadAt + ?Sized>(
     table: &Table<'_, R>,
-) -> Result<(&'static str, BlockHandle), String> {
+) -> Result<(&'static str, BlockHandle, Vec<u8>)> {
     for name in [POLICY_NAME, LEGACY_POLICY_NAME] {
         let found = table
             .filter_block_handle(name)
-            .map_err(|e| format!("the metaindex block cannot be read: {e}"))?;
+            .map_err(|e| anyhow!("the metaindex block cannot be read: {e}"))?;
         if let Some(handle) = found {
-            return Ok((name, handle));
+            return Ok((name, handle, table.block(handle)?));
         }
     }
-    Err("the table has no filter block of LevelDB's (leveldb.BuiltinBloomFilter2 or the legacy name)".into())
+    bail!("the table has no filter block of LevelDB's (leveldb.BuiltinBloomFilter2 or the legacy name)")
 }
 
 /// Calls `visit` with the index of the filter covering each user key of the table
 /// (those of the first `reachable` filters), block by block, holding one block.
-fn each_user_key<R: ReadAt + ?Sized>(
+fn each_covered_key<R: ReadAt + ?Sized>(
     table: &Table<'_, R>,
     reachable: usize,
     filters: &FilterBlock<'_>,
     mut visit: impl FnMut(usize, &[u8]),
-) -> Result<(), TableError> {
+) -> leveldb_table::Result<()> {
     table.for_each_data_block(|handle, block| {
         let i = filters.index_of(handle.offset);
         if i >= reachable {
             return Ok(());
         }
-        each_entry(block, handle.offset, |key, _| {
-            let Some(user_key_len) = key.len().checked_sub(leveldb_table::INTERNAL_KEY_TAG_LEN)
-            else {
-                return Err(TableError {
-                    offset: handle.offset,
-                    message: "a key shorter than its 8-byte tag".into(),
-                });
-            };
-            visit(i, &key[..user_key_len]);
-            Ok(())
-        })
+        leveldb_table::each_user_key(block, handle.offset, |key| visit(i, key))
     })
 }
 
 /// The filter LevelDB consults for `key` in `table`: the one covering the data block
-/// the index leads the key to.
+/// a Get of the key reads.
 fn filter_of_key<R: ReadAt + ?Sized>(
     table: &Table<'_, R>,
     filters: &FilterBlock,
     key: &[u8],
-) -> Result<usize, String> {
-    let index = table.block(table.index).map_err(|e| e.to_string())?;
-    let mut found = None;
-    leveldb_table::each_entry(&index, table.index.offset, |separator, value| {
-        let user = &separator[..separator
-            .len()
-            .saturating_sub(leveldb_table::INTERNAL_KEY_TAG_LEN)];
-        if found.is_none() && user >= key {
-            found = Some(leveldb_table::handle_value(value, table.index.offset)?);
-        }
-        Ok(())
-    })
-    .map_err(|e| e.to_string())?;
-    let handle = found.ok_or("the key sorts after the table's last block")?;
+) -> Result<usize> {
+    let handle = table
+        .seek(&lookup_key(key, MAX_SEQUENCE))?
+        .ok_or_else(|| anyhow!("the key sorts after the table's last block"))?;
     Ok(filters.index_of(handle.offset))
 }

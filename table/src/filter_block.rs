@@ -1,11 +1,9 @@
-//! The filter block, read as LevelDB 1.23's `FilterBlockReader` reads it
-//! (table/filter_block.cc), branch by branch: what LevelDB does with a filter
+//! The filter block, read as LevelDB 1.23's `FilterBlockReader` reads it, branch
+//! by branch: what LevelDB does with a filter
 //! block, however malformed, is what a reader of it must predict.
 
-use crate::block::{each_entry, handle_value, BlockHandle, INTERNAL_KEY_TAG_LEN};
-use crate::source::ReadAt;
-use crate::table::Table;
-use crate::{error, fixed32, TableError};
+use crate::coding::decode_fixed32;
+use crate::error::{corrupt, ErrorKind, Result};
 
 /// A filter block: one filter per `2^base_lg` bytes of data-block offsets.
 pub struct FilterBlock<'a> {
@@ -37,14 +35,14 @@ impl<'a> FilterBlock<'a> {
     /// LevelDB's reader takes the block as holding no filter at all (shorter than 5
     /// bytes, or an offset array starting past its end): LevelDB then answers "may
     /// match" for every key, so such a block hides no key.
-    pub fn parse(data: &'a [u8], offset: u64) -> Result<Self, TableError> {
+    pub fn parse(data: &'a [u8], offset: u64) -> Result<Self> {
         let n = data.len();
         if n < 5 {
-            return error(offset, "filter block shorter than 5 bytes");
+            return corrupt(offset, ErrorKind::FilterBlockTooShort);
         }
-        let array_offset = fixed32(data, n - 5).expect("checked") as usize;
+        let array_offset = decode_fixed32(data, n - 5).expect("checked") as usize;
         if array_offset > n - 5 {
-            return error(offset, "filter block's offset array starts past its end");
+            return corrupt(offset, ErrorKind::FilterArrayPastEnd);
         }
         Ok(Self {
             data,
@@ -78,8 +76,8 @@ impl<'a> FilterBlock<'a> {
             return Lookup::MayMatch;
         }
         let entry = self.array_offset + 4 * i;
-        let start = fixed32(self.data, entry).expect("within the array") as usize;
-        let limit = fixed32(self.data, entry + 4).expect("within the block") as usize;
+        let start = decode_fixed32(self.data, entry).expect("within the array") as usize;
+        let limit = decode_fixed32(self.data, entry + 4).expect("within the block") as usize;
         if start <= limit && limit <= self.array_offset {
             Lookup::Filter(&self.data[start..limit])
         } else if start == limit {
@@ -94,48 +92,5 @@ impl<'a> FilterBlock<'a> {
     /// C++ from 64 on; x86-64 and AArch64 take the count modulo 64, as here.
     pub fn index_of(&self, offset: u64) -> usize {
         usize::try_from(offset.wrapping_shr(u32::from(self.base_lg))).unwrap_or(usize::MAX)
-    }
-}
-
-impl<R: ReadAt + ?Sized> Table<'_, R> {
-    /// The handle of the filter block stored under `filter.` + `policy_name`, if any.
-    pub fn filter_block_handle(
-        &self,
-        policy_name: &str,
-    ) -> Result<Option<BlockHandle>, TableError> {
-        let metaindex = self.block(self.metaindex)?;
-        let key = format!("filter.{policy_name}");
-        let mut found = None;
-        each_entry(&metaindex, self.metaindex.offset, |name, value| {
-            if found.is_none() && name == key.as_bytes() {
-                found = Some(handle_value(value, self.metaindex.offset)?);
-            }
-            Ok(())
-        })?;
-        Ok(found)
-    }
-
-    /// The user keys (internal keys without their tag) of the data blocks each filter
-    /// of `filters` covers, in order, duplicates kept: what the table builder gave
-    /// the policy for each filter (of the [reachable](FilterBlock::reachable_count)
-    /// ones). Holds every key of the table: for tests and small tables.
-    pub fn keys_by_filter(
-        &self,
-        filters: &FilterBlock<'_>,
-    ) -> Result<Vec<Vec<Vec<u8>>>, TableError> {
-        let mut keys = vec![Vec::new(); filters.reachable_count(self.len())];
-        self.for_each_data_block(|handle, block| {
-            let Some(covering) = keys.get_mut(filters.index_of(handle.offset)) else {
-                return Ok(());
-            };
-            each_entry(block, handle.offset, |key, _| {
-                let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
-                    return error(handle.offset, "a key shorter than its 8-byte tag");
-                };
-                covering.push(key[..user_key_len].to_vec());
-                Ok(())
-            })
-        })?;
-        Ok(keys)
     }
 }

@@ -1,9 +1,8 @@
-//! The filter block, built as LevelDB 1.23's `FilterBlockBuilder` builds it
-//! (table/filter_block.cc): one filter per 2 KiB of data-block offsets, made of the
+//! The filter block, built as LevelDB 1.23's `FilterBlockBuilder` builds it: one filter per 2 KiB of data-block offsets, made of the
 //! user keys of the data blocks starting in that range; an offset range no data
 //! block starts in gets an empty filter (an offset and no bytes).
 
-use crate::encode::block_trailer;
+use crate::format::block_trailer;
 
 /// LevelDB's `kFilterBaseLg`: one filter per 2^11 bytes of data-block offsets.
 pub const FILTER_BASE_LG: u8 = 11;

@@ -3,7 +3,13 @@
 
 use std::cmp::Ordering;
 
-use crate::block::INTERNAL_KEY_TAG_LEN;
+/// The bytes of the internal-key tag (sequence number and type) after a user key.
+pub const INTERNAL_KEY_TAG_LEN: usize = 8;
+/// The largest sequence number (LevelDB's `kMaxSequenceNumber`): 56 bits.
+pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
+/// LevelDB's `kValueTypeForSeek`: the highest type, so that a lookup key sorts
+/// before every entry of its user key up to its sequence number.
+const VALUE_TYPE_FOR_SEEK: u64 = 1;
 
 /// An internal key's bytes, as a MANIFEST stores a table's smallest and largest.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,4 +69,15 @@ pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
     }
     let ((a_user, a_tag), (b_user, b_tag)) = (split(a), split(b));
     a_user.cmp(b_user).then(b_tag.cmp(&a_tag))
+}
+
+/// The internal key a Get of `user_key` at snapshot `sequence` seeks (LevelDB's
+/// `LookupKey::internal_key`): at or before every entry of `user_key` whose sequence
+/// is at most `sequence`, and after every entry of a smaller user key. With
+/// [`MAX_SEQUENCE`] it sorts before every entry of `user_key`.
+pub fn lookup_key(user_key: &[u8], sequence: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(user_key.len() + INTERNAL_KEY_TAG_LEN);
+    key.extend_from_slice(user_key);
+    key.extend_from_slice(&(sequence << 8 | VALUE_TYPE_FOR_SEEK).to_le_bytes());
+    key
 }

@@ -1,6 +1,6 @@
 //! Reading LevelDB's files without LevelDB: a table's footer, blocks with their
-//! checksums and compression, block entries, the filter block and the keys each
-//! filter covers (LevelDB's doc/table_format.md); the log format ([`log`]) and the
+//! checksums and compression, block entries, the index sought as a Get seeks it, the
+//! filter block and the keys each filter covers; the log format ([`log`]) and the
 //! MANIFEST it holds, which gives a database's live tables ([`manifest`]). The one
 //! reader of the workspace: the tool and every test that reads LevelDB's files use
 //! it. And its one writer, of what `leveldb-bloom refilter` commits: a table given a
@@ -10,14 +10,19 @@
 //! Memory follows the blocks being read, never the file: a table is read through
 //! [`ReadAt`] (a file read with `pread`, or bytes already in memory), and a block's
 //! size is checked against the file and [`MAX_BLOCK_LEN`] before anything of that
-//! size is allocated.
+//! size is allocated. Every failure is an [`Error`], whose [`ErrorKind`] says what
+//! is wrong and whose offset says where.
 
 mod block;
 mod checksum;
-mod encode;
+mod coding;
+mod error;
+mod excerpt;
 mod filter_block;
 mod filter_block_builder;
+mod format;
 pub mod internal_key;
+mod limits;
 pub mod log;
 pub mod log_writer;
 pub mod manifest;
@@ -27,59 +32,19 @@ mod table;
 pub mod version_edit;
 pub mod write_batch;
 
-use std::fmt;
-
-pub use block::{each_entry, entries, handle_value, BlockHandle, Entry, INTERNAL_KEY_TAG_LEN};
+pub use block::{each_entry, each_user_key};
 pub use checksum::masked_crc;
-pub(crate) use checksum::unmask;
-pub use encode::{block_trailer, put_length_prefixed, put_varint};
+pub use coding::{put_length_prefixed, put_varint};
+pub use error::{Error, ErrorKind, Result};
+pub use excerpt::{excerpt, EXCERPT_LEN};
 pub use filter_block::{FilterBlock, Lookup};
 pub use filter_block_builder::{FilterBlockBuilder, FILTER_BASE_LG};
-pub use rewrite::{rewrite_with_filter, RewriteError, Rewritten};
+pub use format::{block_trailer, handle_value, BlockHandle};
+pub use internal_key::INTERNAL_KEY_TAG_LEN;
+pub use limits::{MAX_BLOCK_LEN, MAX_RECORD_LEN};
+pub use rewrite::{rewrite_with_filter, Rewritten};
 pub use source::{open_regular_file, ReadAt};
-pub use table::{Table, MAX_BLOCK_LEN};
-
-/// Where a table is broken, and how.
-#[derive(Debug)]
-pub struct TableError {
-    /// The byte offset in the file of what could not be read.
-    pub offset: u64,
-    pub message: String,
-}
-
-impl fmt::Display for TableError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at offset {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for TableError {}
-
-pub(crate) fn error<T>(offset: u64, message: impl Into<String>) -> Result<T, TableError> {
-    Err(TableError {
-        offset,
-        message: message.into(),
-    })
-}
-
-pub(crate) fn varint(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = *data.get(*pos)?;
-        *pos += 1;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return Some(value);
-        }
-    }
-    None
-}
-
-pub(crate) fn fixed32(data: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        data.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
-}
+pub use table::Table;
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-//! LevelDB's log format (doc/log_format.md), which holds the MANIFEST and the
+//! LevelDB's log format, which holds the MANIFEST and the
 //! write-ahead log: 32 KiB blocks of records, each with a masked crc32c of its type
 //! and payload, its length and its type; a record longer than the rest of a block
 //! is split into FIRST, MIDDLE and LAST fragments; a block tail shorter than a header
@@ -7,41 +7,18 @@
 use std::io::{self, Read};
 
 use crate::checksum::unmask;
-use crate::fixed32;
+use crate::coding::decode_fixed32;
+use crate::error::{corrupt, Error, ErrorKind, Result};
+use crate::limits::MAX_RECORD_LEN;
+use crate::source::open_regular_file;
 
 pub(crate) const BLOCK_LEN: usize = 32 * 1024;
 pub(crate) const HEADER_LEN: usize = 7;
-/// The largest record assembled: a MANIFEST's first record lists every table of the
-/// database and a write-ahead log record is one write batch, both far smaller in
-/// any database this reader is meant for.
-pub const MAX_RECORD_LEN: usize = 256 << 20;
-
 const ZERO: u8 = 0;
 pub(crate) const FULL: u8 = 1;
 pub(crate) const FIRST: u8 = 2;
 pub(crate) const MIDDLE: u8 = 3;
 pub(crate) const LAST: u8 = 4;
-
-/// Where a log is broken, and how.
-#[derive(Debug)]
-pub struct LogError {
-    /// The byte offset in the file of the record or fragment at fault.
-    pub offset: u64,
-    pub message: String,
-}
-
-impl std::fmt::Display for LogError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "at offset {}: {}", self.offset, self.message)
-    }
-}
-
-fn corrupt<T>(offset: u64, message: impl Into<String>) -> Result<T, LogError> {
-    Err(LogError {
-        offset,
-        message: message.into(),
-    })
-}
 
 /// A record's fragment: its offset in the file, its type and its payload.
 type Fragment<'a> = (u64, u8, &'a [u8]);
@@ -57,6 +34,7 @@ pub struct LogReader<R> {
 }
 
 impl<R: Read> LogReader<R> {
+    /// A reader of the log `source` holds, from its start.
     pub fn new(source: R) -> Self {
         Self {
             source,
@@ -72,7 +50,7 @@ impl<R: Read> LogReader<R> {
     /// without error (a writer that died mid-record); anything else that does not
     /// check out (a checksum, a length past its block, fragments out of order, an
     /// unknown type) is an error, as it is when LevelDB recovers a MANIFEST.
-    pub fn next_record(&mut self) -> Result<Option<(u64, Vec<u8>)>, LogError> {
+    pub fn next_record(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
         let mut record: Option<(u64, Vec<u8>)> = None;
         loop {
             let Some((offset, kind, fragment)) = self.next_fragment()? else {
@@ -83,27 +61,22 @@ impl<R: Read> LogReader<R> {
                 (FIRST, None) => record = Some((offset, fragment.to_vec())),
                 (MIDDLE | LAST, Some((_, assembled))) => {
                     if assembled.len() + fragment.len() > MAX_RECORD_LEN {
-                        return corrupt(
-                            offset,
-                            format!("record longer than {MAX_RECORD_LEN} bytes"),
-                        );
+                        return corrupt(offset, ErrorKind::RecordTooLong);
                     }
                     assembled.extend_from_slice(fragment);
                     if kind == LAST {
                         return Ok(record);
                     }
                 }
-                (FULL | FIRST, Some(_)) => return corrupt(offset, "partial record without end"),
-                (MIDDLE | LAST, None) => {
-                    return corrupt(offset, "missing start of fragmented record")
-                }
-                (other, _) => return corrupt(offset, format!("unknown record type {other}")),
+                (FULL | FIRST, Some(_)) => return corrupt(offset, ErrorKind::PartialRecord),
+                (MIDDLE | LAST, None) => return corrupt(offset, ErrorKind::MissingRecordStart),
+                (other, _) => return corrupt(offset, ErrorKind::UnknownRecordType(other)),
             }
         }
     }
 
     /// The next fragment: its offset, type and payload; `None` at the end.
-    fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>, LogError> {
+    fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>> {
         loop {
             if self.block.len() - self.pos < HEADER_LEN {
                 if self.eof || !self.read_block()? {
@@ -113,7 +86,7 @@ impl<R: Read> LogReader<R> {
             }
             let offset = self.block_offset + self.pos as u64;
             let header = &self.block[self.pos..self.pos + HEADER_LEN];
-            let stored = unmask(fixed32(header, 0).expect("7-byte header"));
+            let stored = unmask(decode_fixed32(header, 0).expect("7-byte header"));
             let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
             let kind = header[6];
             let start = self.pos + HEADER_LEN;
@@ -122,7 +95,7 @@ impl<R: Read> LogReader<R> {
                     // The writer died in the middle of this record.
                     return Ok(None);
                 }
-                return corrupt(offset, "bad record length");
+                return corrupt(offset, ErrorKind::BadRecordLength);
             }
             self.pos = start + len;
             if kind == ZERO && len == 0 {
@@ -132,21 +105,21 @@ impl<R: Read> LogReader<R> {
             let payload = &self.block[start..start + len];
             let actual = crc32c::crc32c_append(crc32c::crc32c(&[kind]), payload);
             if actual != stored {
-                return corrupt(offset, "checksum mismatch");
+                return corrupt(offset, ErrorKind::RecordChecksum);
             }
             return Ok(Some((offset, kind, payload)));
         }
     }
 
     /// Reads the next block; `false` at the end of the file.
-    fn read_block(&mut self) -> Result<bool, LogError> {
+    fn read_block(&mut self) -> Result<bool> {
         self.block_offset += self.block.len() as u64;
         self.block.clear();
         self.pos = 0;
         let read = (&mut self.source)
             .take(BLOCK_LEN as u64)
             .read_to_end(&mut self.block)
-            .or_else(|e| corrupt(self.block_offset, format!("cannot read: {e}")))?;
+            .map_err(|e| Error::at(self.block_offset, ErrorKind::Read(e)))?;
         if read < BLOCK_LEN {
             self.eof = true;
         }
@@ -154,9 +127,9 @@ impl<R: Read> LogReader<R> {
     }
 }
 
-/// A log read from a file that may be anything: see [`crate::open_regular_file`].
+/// A log read from a file that may be anything: see [`open_regular_file`].
 pub fn open_log(path: &std::path::Path) -> io::Result<LogReader<io::BufReader<std::fs::File>>> {
-    let file = crate::open_regular_file(path)?;
+    let file = open_regular_file(path)?;
     Ok(LogReader::new(io::BufReader::with_capacity(
         BLOCK_LEN, file,
     )))

@@ -1,4 +1,4 @@
-//! LevelDB's log format, written (db/log_writer.cc): records cut into fragments that
+//! LevelDB's log format, written as its `log::Writer` writes it: records cut into fragments that
 //! fit the 32 KiB blocks, each behind a 7-byte header (masked crc32c of its type and
 //! payload, length, type); a block tail too short for a header is zero-filled.
 

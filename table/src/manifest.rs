@@ -1,42 +1,21 @@
 //! A database's current version: `CURRENT` names the MANIFEST, a log of version
-//! edits (db/version_edit.cc) whose application in order, as LevelDB 1.23's
+//! edits whose application in order, as LevelDB 1.23's
 //! `VersionSet::Recover` applies them, gives the live tables of each level.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::coding::{get_length_prefixed, get_varint};
+use crate::error::{Error, ErrorKind, Result};
 use crate::internal_key::{compare_internal_keys, InternalKey};
 use crate::log::open_log;
-use crate::varint;
+use crate::source::open_regular_file;
 
 /// LevelDB's number of levels.
 pub const NUM_LEVELS: usize = 7;
 /// `CURRENT` holds one file name; anything much longer is not a `CURRENT`.
 const MAX_CURRENT_LEN: u64 = 4096;
-
-/// Why a database's current version could not be read.
-#[derive(Debug)]
-pub struct ManifestError {
-    /// The file at fault (`CURRENT`, or the MANIFEST it names).
-    pub file: PathBuf,
-    /// The byte offset of the record at fault, when a record is.
-    pub offset: Option<u64>,
-    pub message: String,
-}
-
-impl fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(offset) = self.offset {
-            write!(f, " at offset {offset}")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ManifestError {}
 
 /// A table of the current version, as a version edit adds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,70 +77,36 @@ pub fn table_file(db_dir: &Path, number: u64) -> PathBuf {
     }
 }
 
-/// The bytes a message may show of what a file holds.
-pub const EXCERPT_LEN: usize = 40;
-
-/// A short excerpt of bytes read from a file, for a message: at most its first
-/// [`EXCERPT_LEN`] bytes, quoted, every control character and invalid byte escaped
-/// (a terminal never receives an escape sequence from a file), "…" if cut.
-pub fn excerpt(bytes: &[u8]) -> String {
-    let cut = bytes.len() > EXCERPT_LEN;
-    let mut shown = String::from("\"");
-    shown.extend(
-        bytes[..bytes.len().min(EXCERPT_LEN)]
-            .utf8_chunks()
-            .flat_map(|chunk| {
-                let valid = chunk.valid().chars().flat_map(char::escape_debug);
-                let invalid = chunk
-                    .invalid()
-                    .iter()
-                    .flat_map(|&b| std::ascii::escape_default(b).map(char::from));
-                valid.chain(invalid).collect::<Vec<_>>()
-            }),
-    );
-    shown.push('"');
-    if cut {
-        shown.push('…');
-    }
-    shown
-}
-
 /// Decodes one MANIFEST record (a `VersionEdit`), as LevelDB's `DecodeFrom`: any
 /// unknown tag, a level out of range or a field cut short is an error.
-pub fn decode_edit(record: &[u8]) -> Result<VersionEdit, String> {
+pub fn decode_edit(record: &[u8]) -> Result<VersionEdit> {
     let mut edit = VersionEdit::default();
     let mut pos = 0;
-    let varint64 =
-        |pos: &mut usize, what: &str| varint(record, pos).ok_or_else(|| format!("bad {what}"));
-    let level = |pos: &mut usize, what: &str| {
-        let level = varint(record, pos)
+    let bad = |field| Error::new(ErrorKind::BadEditField(field));
+    let varint64 = |pos: &mut usize, field| get_varint(record, pos).ok_or_else(|| bad(field));
+    let level = |pos: &mut usize, field| {
+        let level = get_varint(record, pos)
             .filter(|&l| l <= u64::from(u32::MAX))
-            .ok_or_else(|| format!("bad {what}"))?;
+            .ok_or_else(|| bad(field))?;
         usize::try_from(level)
             .ok()
             .filter(|&l| l < NUM_LEVELS)
-            .ok_or_else(|| format!("{what}: level {level} out of range"))
+            .ok_or_else(|| Error::new(ErrorKind::EditLevelOutOfRange { field, level }))
     };
-    let slice = |pos: &mut usize, what: &str| -> Result<Vec<u8>, String> {
-        let len = varint(record, pos).ok_or_else(|| format!("bad {what}"))?;
-        let end = usize::try_from(len)
-            .ok()
-            .and_then(|len| pos.checked_add(len))
-            .filter(|&end| end <= record.len())
-            .ok_or_else(|| format!("bad {what}"))?;
-        let bytes = record[*pos..end].to_vec();
-        *pos = end;
-        Ok(bytes)
+    let slice = |pos: &mut usize, field| {
+        get_length_prefixed(record, pos)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| bad(field))
     };
-    let internal_key = |pos: &mut usize, what: &str| {
-        let bytes = slice(pos, what)?;
+    let internal_key = |pos: &mut usize, field| {
+        let bytes = slice(pos, field)?;
         if bytes.is_empty() {
-            return Err(format!("bad {what}"));
+            return Err(bad(field));
         }
         Ok(InternalKey(bytes))
     };
     while pos < record.len() {
-        let tag = varint(record, &mut pos).ok_or("bad tag")?;
+        let tag = varint64(&mut pos, "tag")?;
         match tag {
             1 => edit.comparator = Some(slice(&mut pos, "comparator name")?),
             2 => edit.log_number = Some(varint64(&mut pos, "log number")?),
@@ -191,7 +136,7 @@ pub fn decode_edit(record: &[u8]) -> Result<VersionEdit, String> {
                 });
             }
             9 => edit.prev_log_number = Some(varint64(&mut pos, "previous log number")?),
-            other => return Err(format!("unknown tag {other}")),
+            other => return Err(Error::new(ErrorKind::UnknownEditTag(other))),
         }
     }
     Ok(edit)
@@ -200,26 +145,16 @@ pub fn decode_edit(record: &[u8]) -> Result<VersionEdit, String> {
 /// Reads `CURRENT` in `db_dir` and the MANIFEST it names, and applies its edits.
 /// Only regular files are read (a FIFO named `CURRENT` is an error, not a hang).
 /// The comparator is returned, not checked: that is the caller's to judge.
-pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
+pub fn live_version(db_dir: &Path) -> Result<Version> {
     let current_path = db_dir.join("CURRENT");
-    let fail = |file: &Path, offset, message: String| ManifestError {
-        file: file.to_path_buf(),
-        offset,
-        message,
-    };
+    let in_current = |kind| Error::new(kind).in_file(&current_path);
     let mut current = Vec::new();
-    crate::open_regular_file(&current_path)
+    open_regular_file(&current_path)
         .and_then(|file| file.take(MAX_CURRENT_LEN).read_to_end(&mut current))
-        .map_err(|e| fail(&current_path, None, e.to_string()))?;
+        .map_err(|e| in_current(ErrorKind::Open(e)))?;
     let name = match current.split_last() {
         Some((b'\n', name)) if !name.is_empty() => name,
-        _ => {
-            return Err(fail(
-                &current_path,
-                None,
-                "does not end with a newline (or names no file)".into(),
-            ))
-        }
+        _ => return Err(in_current(ErrorKind::CurrentWithoutNewline)),
     };
     let name = std::str::from_utf8(name)
         .ok()
@@ -228,15 +163,15 @@ pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
             // What CURRENT holds is shown only when CURRENT is a file of the database
             // itself, and only its start: a CURRENT that is a symlink to another
             // file (a password file) must not have that file printed.
-            let shown = if current_path.is_symlink() {
-                format!("a symlink holding {} bytes", current.len())
+            in_current(if current_path.is_symlink() {
+                ErrorKind::CurrentSymlinkNotManifest { len: current.len() }
             } else {
-                format!("names {}", excerpt(name))
-            };
-            fail(&current_path, None, format!("{shown}, not a MANIFEST"))
+                ErrorKind::CurrentNamesNoManifest(name.to_vec())
+            })
         })?;
     let manifest = db_dir.join(name);
-    let mut log = open_log(&manifest).map_err(|e| fail(&manifest, None, e.to_string()))?;
+    let in_manifest = |e: Error| e.in_file(&manifest);
+    let mut log = open_log(&manifest).map_err(|e| in_manifest(Error::new(ErrorKind::Open(e))))?;
     let mut version = Version {
         manifest: manifest.clone(),
         comparator: None,
@@ -249,12 +184,8 @@ pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
     };
     let (mut have_log, mut have_next, mut have_last) = (false, false, false);
     let mut tables: [BTreeMap<u64, LiveTable>; NUM_LEVELS] = Default::default();
-    while let Some((offset, record)) = log
-        .next_record()
-        .map_err(|e| fail(&manifest, Some(e.offset), e.message))?
-    {
-        let edit = decode_edit(&record)
-            .map_err(|e| fail(&manifest, Some(offset), format!("version edit: {e}")))?;
+    while let Some((offset, record)) = log.next_record().map_err(in_manifest)? {
+        let edit = decode_edit(&record).map_err(|e| in_manifest(e.with_offset(offset)))?;
         if let Some(name) = edit.comparator {
             version.comparator = Some(String::from_utf8_lossy(&name).into_owned());
         }
@@ -281,12 +212,14 @@ pub fn live_version(db_dir: &Path) -> Result<Version, ManifestError> {
         }
     }
     for (what, have) in [
-        ("no next-file entry", have_next),
-        ("no log-number entry", have_log),
-        ("no last-sequence entry", have_last),
+        ("next-file", have_next),
+        ("log-number", have_log),
+        ("last-sequence", have_last),
     ] {
         if !have {
-            return Err(fail(&manifest, None, what.into()));
+            return Err(in_manifest(Error::new(ErrorKind::MissingManifestEntry(
+                what,
+            ))));
         }
     }
     for (level, tables) in tables.into_iter().enumerate() {

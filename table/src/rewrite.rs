@@ -2,53 +2,21 @@
 //! for byte (they start at offset 0 and follow one another, so their offsets do not
 //! move), then a filter block built from their keys as LevelDB's table builder
 //! builds it, a metaindex naming it, the index block copied byte for byte, and a
-//! footer: the table LevelDB 1.23 writes for the same entries with that policy
-//! (table/table_builder.cc).
+//! footer: the table LevelDB 1.23's `TableBuilder` writes for the same entries with
+//! that policy.
 
-use std::io::{self, Write};
+use std::io::Write;
 
-use crate::block::{each_entry, BlockHandle, INTERNAL_KEY_TAG_LEN};
-use crate::encode::{block_trailer, put_varint};
+use crate::block::each_user_key;
+use crate::coding::put_varint;
+use crate::error::{corrupt, Error, ErrorKind, Result};
 use crate::filter_block_builder::FilterBlockBuilder;
+use crate::format::{block_trailer, encode_footer, BlockHandle, FOOTER_LEN};
 use crate::source::ReadAt;
-use crate::table::{Table, FOOTER_LEN, MAGIC};
-use crate::{error, TableError};
+use crate::table::Table;
 
 /// Bytes copied from the old table at a time.
 const COPY_LEN: usize = 1 << 20;
-
-/// Why a table could not be given new filters.
-#[derive(Debug)]
-pub enum RewriteError {
-    /// The old table could not be read completely, or is not laid out as LevelDB
-    /// lays tables out.
-    Read(TableError),
-    /// The new table could not be written.
-    Write(io::Error),
-}
-
-impl std::fmt::Display for RewriteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Read(e) => write!(f, "reading the table: {e}"),
-            Self::Write(e) => write!(f, "writing the new table: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for RewriteError {}
-
-impl From<TableError> for RewriteError {
-    fn from(e: TableError) -> Self {
-        Self::Read(e)
-    }
-}
-
-impl From<io::Error> for RewriteError {
-    fn from(e: io::Error) -> Self {
-        Self::Write(e)
-    }
-}
 
 /// What was written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,13 +34,14 @@ pub struct Rewritten {
 /// Writes to `out` the table read from `source` with the filter block `filter_name`
 /// (the metaindex key is `filter.` + it) whose filters `create` makes from user keys
 /// (the policy's `CreateFilter`). Memory: a data block, the keys of one filter and
-/// the filter block being built.
+/// the filter block being built. An error of kind [`ErrorKind::Write`] is one of
+/// writing `out`; any other, of reading the old table.
 pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
     source: &R,
     out: &mut impl Write,
     filter_name: &str,
     create: impl FnMut(&[&[u8]], &mut Vec<u8>),
-) -> Result<Rewritten, RewriteError> {
+) -> Result<Rewritten> {
     let table = Table::open(source)?;
     let index = table.raw_block(table.index)?;
     let mut filters = FilterBlockBuilder::new(create);
@@ -80,18 +49,12 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
     let (mut data_len, mut entries) = (0u64, 0u64);
     table.for_each_data_block(|handle, block| {
         if handle.offset != data_len {
-            return error(
-                handle.offset,
-                format!("data block not where the one before it ends ({data_len}): not a table LevelDB laid out"),
-            );
+            let expected = data_len;
+            return corrupt(handle.offset, ErrorKind::DataBlockMisplaced { expected });
         }
-        each_entry(block, handle.offset, |key, _| {
-            let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
-                return error(handle.offset, "a key shorter than its 8-byte tag");
-            };
-            filters.add_key(&key[..user_key_len]);
+        each_user_key(block, handle.offset, |key| {
+            filters.add_key(key);
             entries += 1;
-            Ok(())
         })?;
         data_len = handle.end().expect("within the file");
         filters.start_block(data_len);
@@ -99,15 +62,15 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
     })?;
     copy_range(source, data_len, out)?;
     let (filter_block, filter_trailer) = filters.finish_with_trailer();
-    out.write_all(&filter_block)?;
-    out.write_all(&filter_trailer)?;
+    write(out, &filter_block)?;
+    write(out, &filter_trailer)?;
     let filter_handle = BlockHandle {
         offset: data_len,
         size: filter_block.len() as u64,
     };
     let metaindex = metaindex_block(filter_name, filter_handle);
-    out.write_all(&metaindex)?;
-    out.write_all(&block_trailer(&metaindex, 0))?;
+    write(out, &metaindex)?;
+    write(out, &block_trailer(&metaindex, 0))?;
     let metaindex_handle = BlockHandle {
         offset: filter_handle.end().expect("small"),
         size: metaindex.len() as u64,
@@ -116,8 +79,8 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
         offset: metaindex_handle.end().expect("small"),
         size: table.index.size,
     };
-    out.write_all(&index)?;
-    out.write_all(&footer(metaindex_handle, index_handle))?;
+    write(out, &index)?;
+    write(out, &encode_footer(metaindex_handle, index_handle))?;
     Ok(Rewritten {
         size: index_handle.end().expect("small") + FOOTER_LEN as u64,
         data_len,
@@ -127,19 +90,15 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
 }
 
 /// Copies the first `len` bytes of `source` to `out`, a megabyte at a time.
-fn copy_range<R: ReadAt + ?Sized>(
-    source: &R,
-    len: u64,
-    out: &mut impl Write,
-) -> Result<(), RewriteError> {
+fn copy_range<R: ReadAt + ?Sized>(source: &R, len: u64, out: &mut impl Write) -> Result<()> {
     let mut buf = vec![0; COPY_LEN.min(len as usize)];
     let mut at = 0;
     while at < len {
         let n = (len - at).min(COPY_LEN as u64) as usize;
         source
             .read_exact_at(&mut buf[..n], at)
-            .or_else(|e| error(at, format!("cannot read: {e}")))?;
-        out.write_all(&buf[..n])?;
+            .map_err(|e| Error::at(at, ErrorKind::Read(e)))?;
+        write(out, &buf[..n])?;
         at += n as u64;
     }
     Ok(())
@@ -164,12 +123,8 @@ fn metaindex_block(filter_name: &str, filter: BlockHandle) -> Vec<u8> {
     block
 }
 
-/// The 48-byte footer: both handles, zero padding to 40 bytes, the magic number.
-fn footer(metaindex: BlockHandle, index: BlockHandle) -> Vec<u8> {
-    let mut footer = Vec::with_capacity(FOOTER_LEN);
-    metaindex.encode_to(&mut footer);
-    index.encode_to(&mut footer);
-    footer.resize(FOOTER_LEN - 8, 0);
-    footer.extend_from_slice(&MAGIC.to_le_bytes());
-    footer
+/// Writes `bytes` to `out`; an error is of kind [`ErrorKind::Write`].
+fn write(out: &mut impl Write, bytes: &[u8]) -> Result<()> {
+    out.write_all(bytes)
+        .map_err(|e| Error::new(ErrorKind::Write(e)))
 }

@@ -1,31 +1,23 @@
 //! The reader's parts on bytes written out by hand from LevelDB's table format.
 
-use super::*;
-use crate::checksum::mask;
+use crate::block::each_entry;
+use crate::checksum::{mask, masked_crc, unmask};
+use crate::coding::put_varint;
+use crate::error::Result;
+use crate::filter_block::{FilterBlock, Lookup};
+use crate::format::{decode_block_into, handle_value, BlockHandle};
+use crate::source::ReadAt;
+use crate::table::Table;
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-#[test]
-fn varints_of_every_length() {
-    for value in [0, 1, 127, 128, 300, 1 << 21, u64::from(u32::MAX), u64::MAX] {
-        let mut bytes = Vec::new();
-        put_varint(&mut bytes, value);
-        let mut pos = 0;
-        assert_eq!(varint(&bytes, &mut pos), Some(value));
-        assert_eq!(pos, bytes.len());
-        // Cut short: no value.
-        let mut pos = 0;
-        assert_eq!(varint(&bytes[..bytes.len() - 1], &mut pos), None);
-    }
-    // Eleven continuation bytes: longer than any u64.
-    let mut pos = 0;
-    assert_eq!(varint(&[0x80; 11], &mut pos), None);
+/// The entries of a block (`offset` is the block's, for errors), in order: each
+/// whole key and its value.
+fn entries(block: &[u8], offset: u64) -> Result<Vec<(Vec<u8>, &[u8])>> {
+    let mut found = Vec::new();
+    each_entry(block, offset, |key, value| {
+        found.push((key.to_vec(), value));
+        Ok(())
+    })?;
+    Ok(found)
 }
 
 #[test]
@@ -256,7 +248,7 @@ fn data_blocks_are_read_from_slices_and_checked() {
         .unwrap()
         .for_each_data_block(|_, _| Ok(()))
         .unwrap_err();
-    assert!(error.message.contains("checksum mismatch"), "{error}");
+    assert!(error.to_string().contains("checksum mismatch"), "{error}");
 }
 
 /// A source that claims `len` bytes of zeros, holding none of them.
@@ -306,7 +298,7 @@ fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
     };
     let table = Table::open(&huge).unwrap();
     let error = table.block(table.index).unwrap_err();
-    assert!(error.message.contains("larger than any"), "{error}");
+    assert!(error.to_string().contains("larger than any"), "{error}");
     // Within the limit but past the end of the file.
     let bytes = table_bytes(&[]);
     let mut past = bytes.clone();
@@ -317,7 +309,7 @@ fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
     }));
     let table = Table::open(&past[..]).unwrap();
     let error = table.block(table.index).unwrap_err();
-    assert!(error.message.contains("runs past the end"), "{error}");
+    assert!(error.to_string().contains("runs past the end"), "{error}");
     // Snappy claiming a gigabyte from a few bytes.
     let mut contents = Vec::new();
     put_varint(&mut contents, 1 << 30);
@@ -330,7 +322,7 @@ fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
         size: contents.len() as u64,
     };
     let mut out = Vec::new();
-    let error = crate::table::decode_into(&raw, handle, &mut out).unwrap_err();
-    assert!(error.message.contains("claims"), "{error}");
+    let error = decode_block_into(&raw, handle, &mut out).unwrap_err();
+    assert!(error.to_string().contains("claims"), "{error}");
     assert!(out.capacity() < 1 << 20);
 }

@@ -1,8 +1,7 @@
-//! Version edits, written as LevelDB's `VersionEdit::EncodeTo` writes them
-//! (db/version_edit.cc), and the snapshot of a whole version that starts a new
+//! Version edits, written as LevelDB's `VersionEdit::EncodeTo` writes them, and the snapshot of a whole version that starts a new
 //! MANIFEST (`VersionSet::WriteSnapshot`, with the numbers `LogAndApply` adds).
 
-use crate::encode::{put_length_prefixed, put_varint};
+use crate::coding::{put_length_prefixed, put_varint};
 use crate::manifest::{LiveTable, Version, VersionEdit};
 
 impl VersionEdit {

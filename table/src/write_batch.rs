@@ -1,9 +1,10 @@
-//! The write-ahead log's records: write batches (db/write_batch.cc), a sequence
-//! number and a count, then each put (a key and a value) or deletion (a key), the
-//! i-th numbered sequence + i.
+//! The write-ahead log's records: write batches as LevelDB's `WriteBatch` encodes
+//! them, a sequence number and a count, then each put (a key and a value) or
+//! deletion (a key), the i-th numbered sequence + i.
 
+use crate::coding::{decode_fixed32, decode_fixed64, get_length_prefixed};
+use crate::error::{Error, ErrorKind, Result};
 use crate::internal_key::EntryKind;
-use crate::{fixed32, varint};
 
 const HEADER_LEN: usize = 12;
 
@@ -24,19 +25,16 @@ pub struct BatchEntry<'a> {
 pub fn for_each_batch_entry<'a>(
     record: &'a [u8],
     mut visit: impl FnMut(BatchEntry<'a>),
-) -> Result<(), String> {
+) -> Result<()> {
     if record.len() < HEADER_LEN {
-        return Err("write batch shorter than its header".into());
+        return Err(Error::new(ErrorKind::BatchTooShort));
     }
-    let sequence = u64::from(fixed32(record, 0).expect("header"))
-        | u64::from(fixed32(record, 4).expect("header")) << 32;
-    let count = fixed32(record, 8).expect("header");
+    let sequence = decode_fixed64(record, 0).expect("header");
+    let count = decode_fixed32(record, 8).expect("header");
     let mut pos = HEADER_LEN;
-    let slice = |pos: &mut usize| -> Option<&'a [u8]> {
-        let len = usize::try_from(varint(record, pos)?).ok()?;
-        let bytes = record.get(*pos..pos.checked_add(len)?)?;
-        *pos += len;
-        Some(bytes)
+    let slice = |pos: &mut usize, deletion| {
+        get_length_prefixed(record, pos)
+            .ok_or_else(|| Error::new(ErrorKind::BadBatchEntry { deletion }))
     };
     let mut found = 0u64;
     while pos < record.len() {
@@ -44,15 +42,11 @@ pub fn for_each_batch_entry<'a>(
         pos += 1;
         let (kind, key, value) = match tag {
             1 => {
-                let key = slice(&mut pos).ok_or("bad put")?;
-                (EntryKind::Value, key, slice(&mut pos).ok_or("bad put")?)
+                let key = slice(&mut pos, false)?;
+                (EntryKind::Value, key, slice(&mut pos, false)?)
             }
-            0 => (
-                EntryKind::Deletion,
-                slice(&mut pos).ok_or("bad deletion")?,
-                &[][..],
-            ),
-            other => return Err(format!("unknown write batch tag {other}")),
+            0 => (EntryKind::Deletion, slice(&mut pos, true)?, &[][..]),
+            other => return Err(Error::new(ErrorKind::UnknownBatchTag(other))),
         };
         visit(BatchEntry {
             sequence: sequence.wrapping_add(found),
@@ -63,7 +57,7 @@ pub fn for_each_batch_entry<'a>(
         found += 1;
     }
     if found != u64::from(count) {
-        return Err(format!("write batch counts {count} entries, holds {found}"));
+        return Err(Error::new(ErrorKind::BatchCountMismatch { count, found }));
     }
     Ok(())
 }

@@ -1,10 +1,11 @@
 //! The writer against the reader: what is written reads back as written.
 
+use crate::filter_block::{FilterBlock, Lookup};
+use crate::filter_block_builder::FilterBlockBuilder;
 use crate::internal_key::InternalKey;
 use crate::log::LogReader;
 use crate::log_writer::LogWriter;
 use crate::manifest::{decode_edit, LiveTable, VersionEdit};
-use crate::{FilterBlock, FilterBlockBuilder, Lookup};
 
 /// A "filter" of its keys' count and first bytes: enough to see which keys made it.
 fn summary(keys: &[&[u8]], dst: &mut Vec<u8>) {

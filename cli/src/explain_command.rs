@@ -1,0 +1,159 @@
+//! The `explain` subcommand: a Get of each key followed through the database at a
+//! path, explained on stdout as text or JSON.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+
+use crate::args::Policy;
+use crate::exit::UsageError;
+use crate::explain::{self, KeyExplained};
+use crate::key_input::key_bytes;
+use crate::output::{json_safe, terminal_safe, write_stdout};
+use crate::{database, explain_text, hints, lock, log_keys};
+
+/// Explains a Get of each key of `keys` (hex digits with `hex`) in the database at
+/// `path` by a reader with `policy`; `log` reads the write-ahead logs too.
+pub fn run(
+    path: &Path,
+    keys: &[String],
+    hex: bool,
+    json: bool,
+    log: bool,
+    policy: Policy,
+) -> Result<ExitCode> {
+    if let Some(hint) = hints::database_expected(path) {
+        return Err(UsageError(hint).into());
+    }
+    if let Some(holder) = lock::holder(path) {
+        // On stderr: stdout keeps the documented text and JSON.
+        let note = format!(
+            "leveldb-bloom: note: {}: open by a running program ({holder}): keys it wrote since \
+             its last flush are in its memory and its log, not in tables (--log reads the log)\n",
+            path.display()
+        );
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(terminal_safe(&note).as_bytes());
+    }
+    let explained = explain_all(path, keys, hex, log, policy)?;
+    write_stdout(&if json {
+        json_safe(&serde_json::to_string_pretty(&explained).expect("plain data")) + "\n"
+    } else {
+        terminal_safe(&explain_text::text(&explained))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The explanation of each key, in order.
+fn explain_all(
+    path: &Path,
+    keys: &[String],
+    hex: bool,
+    log: bool,
+    policy: Policy,
+) -> Result<Vec<KeyExplained>> {
+    let keys: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|key| key_bytes(key, hex))
+        .collect::<Result<_>>()?;
+    let version = leveldb_table::manifest::live_version(path)?;
+    if let Some(name) = version
+        .comparator
+        .as_deref()
+        .filter(|&n| n != database::BYTEWISE)
+    {
+        bail!(
+            "{}: comparator {}: only databases ordered by {:?} can be explained",
+            version.manifest.display(),
+            leveldb_table::excerpt(name.as_bytes()),
+            database::BYTEWISE
+        );
+    }
+    let reader = explain::Reader {
+        policy_name: policy_name(policy),
+    };
+    let mut in_log = if log {
+        Some(log_keys::newest_in_logs(path, &version, &keys)?)
+    } else {
+        None
+    };
+    keys.iter()
+        .map(|key| {
+            let logged = in_log
+                .as_mut()
+                .map(|(read, found)| (read.clone(), found.remove(key)));
+            explain::explain(path, &version, reader, key, logged)
+        })
+        .collect()
+}
+
+/// The name of the filter policy a reader with `policy` reads filters under.
+fn policy_name(policy: Policy) -> Option<&'static str> {
+    match policy {
+        Policy::Leveldb => Some(leveldb_bloom::POLICY_NAME),
+        Policy::Legacy => Some(leveldb_bloom::LEGACY_POLICY_NAME),
+        Policy::None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_policy_reads_its_own_filter_name() {
+        assert_eq!(
+            policy_name(Policy::Leveldb),
+            Some("leveldb.BuiltinBloomFilter2")
+        );
+        assert_eq!(
+            policy_name(Policy::Legacy),
+            Some("leveldb.BuiltinBloomFilter")
+        );
+        assert_eq!(policy_name(Policy::None), None);
+    }
+
+    #[test]
+    fn a_file_given_for_a_database_is_a_usage_error() {
+        let file = std::env::temp_dir().join(format!("explain-command-{}.ldb", std::process::id()));
+        std::fs::write(&file, b"").unwrap();
+        let error = run(&file, &[], false, false, false, Policy::Leveldb).unwrap_err();
+        assert_eq!(crate::exit::status_of(&error), 2);
+        assert!(
+            error.to_string().contains("a file; explain follows keys"),
+            "{error}"
+        );
+        std::fs::remove_file(&file).unwrap();
+    }
+
+    #[test]
+    fn a_directory_without_current_is_an_error_naming_current() {
+        let dir = std::env::temp_dir().join(format!("explain-command-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let error = explain_all(&dir, &["k".into()], false, false, Policy::Leveldb).unwrap_err();
+        assert_eq!(crate::exit::status_of(&error), 1);
+        assert!(
+            error
+                .to_string()
+                .starts_with(&dir.join("CURRENT").display().to_string()),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_hex_keys_are_refused_before_the_database_is_read() {
+        let error = explain_all(
+            Path::new("/nonexistent"),
+            &["zz".into()],
+            true,
+            false,
+            Policy::Leveldb,
+        )
+        .unwrap_err();
+        assert_eq!(error.to_string(), "\"zz\": not hex");
+    }
+}

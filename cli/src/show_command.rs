@@ -1,0 +1,57 @@
+//! The `show` subcommand: the page drawing a table's filters (or a playground's
+//! built from given keys), written to a file or stdout.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::args::ShowArgs;
+use crate::exit::UsageError;
+use crate::hints;
+use crate::key_input::{key_bytes, read_keys_file};
+use crate::output::{write_file, write_stdout};
+use crate::show;
+
+/// Writes the page `args` ask for to `args.output` (`-`: stdout).
+pub fn run(args: &ShowArgs) -> Result<ExitCode> {
+    if let Some(hint) = args.table.as_deref().and_then(hints::table_expected) {
+        return Err(UsageError(hint).into());
+    }
+    let page = show_page(args)?;
+    if args.output == Path::new("-") {
+        write_stdout(&page)?;
+    } else {
+        write_file(&args.output, page.as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The page `show` writes.
+fn show_page(args: &ShowArgs) -> Result<String> {
+    let key = args
+        .key
+        .as_deref()
+        .map(|key| key_bytes(key, args.hex))
+        .transpose()?;
+    let data = match &args.table {
+        Some(table) => show::from_table(table, args.filter, key.as_deref())?,
+        None => show::playground(args.bits_per_key, &playground_keys(args)?, key.as_deref())?,
+    };
+    Ok(show::page(&data))
+}
+
+/// The playground's keys: those given as arguments, then those of `--keys-file`.
+fn playground_keys(args: &ShowArgs) -> Result<Vec<Vec<u8>>> {
+    let mut keys: Vec<Vec<u8>> = args
+        .keys
+        .iter()
+        .map(|key| key_bytes(key, args.hex))
+        .collect::<Result<_>>()?;
+    if let Some(file) = &args.keys_file {
+        let text = read_keys_file(file)?;
+        let hex = |line: &str| key_bytes(line, true);
+        keys.extend(hints::keys_of_file(file, &text, args.hex, hex)?);
+    }
+    Ok(keys)
+}
