@@ -12,23 +12,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::bloom::{BloomFilterPolicy, Filter};
 
-/// Counts of filter queries and builds.
+/// Counts of filter queries and builds. A query is one key, whether asked alone or
+/// in a batch; it is answered "absent" or "may match" (a present key or a false
+/// positive), by the filter's bits or, for a filter that
+/// [`answers_by_rule`](Filter::answers_by_rule), by rule. A built filter counts its
+/// keys (duplicates included) and its bytes (k byte included).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
-    /// Keys asked about, one per one-key query and one per key of a batch.
     pub queries: u64,
-    /// Queries answered "absent": each one a data-block read LevelDB saved.
+    /// Each one a data-block read LevelDB saved.
     pub absent: u64,
-    /// Queries answered "may match" (present keys and false positives).
     pub may_match: u64,
-    /// Queries of a filter answered by rule rather than by its bits (see
-    /// [`Filter::answers_by_rule`]). Included in the above.
+    /// Of `queries`: those answered by rule.
     pub by_rule: u64,
-    /// Filters built.
     pub filters_built: u64,
-    /// Keys added to the filters built (duplicates included).
     pub keys_added: u64,
-    /// Bytes of the filters built, k byte included.
     pub filter_bytes: u64,
 }
 
@@ -108,9 +106,7 @@ impl Counter {
     /// [`BloomFilterPolicy::build_filter`], counted.
     pub fn build_filter<I>(&self, policy: &BloomFilterPolicy, keys: I) -> Vec<u8>
     where
-        I: IntoIterator,
-        I::IntoIter: ExactSizeIterator,
-        I::Item: AsRef<[u8]>,
+        I: IntoIterator<IntoIter: ExactSizeIterator, Item: AsRef<[u8]>>,
     {
         let keys = keys.into_iter();
         let num_keys = keys.len();
