@@ -116,7 +116,11 @@ impl Counter {
     }
 
     /// Counts `queries` queries of `filter`, `absent` of them answered "absent".
+    ///
+    /// # Panics
+    /// If `absent` is more than `queries`.
     pub fn count_queries(&self, filter: &Filter<'_>, queries: usize, absent: usize) {
+        assert!(absent <= queries, "absent answers are some of the queries");
         add(&self.absent, absent);
         add(&self.may_match, queries - absent);
         if filter.answers_by_rule() {
