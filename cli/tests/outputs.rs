@@ -28,6 +28,16 @@ fn tool(args: &[&str]) -> Run {
     run_tool(args, TIMEOUT, |_| {})
 }
 
+/// `show TABLE -o PAGE`.
+fn show_table(table: &Path, page: &Path) -> Run {
+    tool(&[
+        "show",
+        table.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ])
+}
+
 /// A database of one table (000005.ldb, keys k1 k2 k3) whose filter block is named
 /// `filter_name`.
 fn database(filter_name: &[u8]) -> Scratch {
@@ -279,12 +289,7 @@ fn a_broken_metaindex_is_said_to_be_broken() {
     bytes[metaindex.offset as usize] ^= 1;
     std::fs::write(&table, bytes).unwrap();
     let page = db.0.join("page.html");
-    let r = tool(&[
-        "show",
-        table.to_str().unwrap(),
-        "-o",
-        page.to_str().unwrap(),
-    ]);
+    let r = show_table(&table, &page);
     r.check("show: metaindex checksum", 100);
     assert_eq!(r.code(), Some(1));
     assert!(
@@ -306,12 +311,7 @@ fn the_page_survives_any_path() {
     let table: PathBuf = dir.join("000005.ldb");
     std::fs::rename(db.0.join("000005.ldb"), &table).unwrap();
     let page = db.0.join("page.html");
-    let r = tool(&[
-        "show",
-        table.to_str().unwrap(),
-        "-o",
-        page.to_str().unwrap(),
-    ]);
+    let r = show_table(&table, &page);
     r.check("show: a hostile path", 100);
     assert_eq!(r.code(), Some(0), "{}", r.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
