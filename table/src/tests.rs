@@ -3,6 +3,7 @@
 use crate::block::each_entry;
 use crate::checksum::{mask, masked_crc, unmask};
 use crate::coding::put_varint;
+use crate::compression::Family;
 use crate::error::Result;
 use crate::filter_block::{FilterBlock, Lookup};
 use crate::format::{decode_block_into, handle_value, BlockHandle};
@@ -322,7 +323,7 @@ fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
         size: contents.len() as u64,
     };
     let mut out = Vec::new();
-    let error = decode_block_into(&raw, handle, &mut out).unwrap_err();
+    let error = decode_block_into(&raw, handle, Family::Leveldb, &mut out).unwrap_err();
     assert!(error.to_string().contains("claims"), "{error}");
     assert!(out.capacity() < 1 << 20);
 }
