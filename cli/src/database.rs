@@ -3,7 +3,7 @@
 //! without a readable MANIFEST, the files named like tables; a path that is a file
 //! is audited as a table.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -59,8 +59,14 @@ pub fn plan(path: &Path) -> Result<Plan> {
             )
         })
         .collect();
-    match live_tables(path) {
-        Ok(live) => {
+    match live_version(path) {
+        Ok((live, comparator)) => {
+            if let Some(name) = comparator {
+                notes.push(format!(
+                    "{}: comparator {name}, not {BYTEWISE:?}: its tables are audited all the same (the filters hold user keys whatever their order; the MANIFEST lists the live tables)",
+                    path.display()
+                ));
+            }
             let numbers: BTreeSet<u64> = live.iter().map(|&(_, number)| number).collect();
             let why = match open_by {
                 Some(_) => "the current version does not list it yet, or no longer; the database is open, so it is probably a table being written by a flush or compaction, or one about to be deleted",
@@ -126,27 +132,28 @@ pub fn plan(path: &Path) -> Result<Plan> {
     }
 }
 
-/// The live tables of the database in `dir`, by level and number.
+/// The live tables of the database in `dir`, by level and number, whatever its
+/// comparator: which files are live is the MANIFEST's list, not a key order.
 pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>> {
+    Ok(live_version(dir)?.0)
+}
+
+/// The live tables of the database in `dir`, by level and number, and its
+/// comparator when it is not [`BYTEWISE`] (excerpted for display).
+fn live_version(dir: &Path) -> Result<(Vec<(u32, u64)>, Option<String>)> {
     let version = leveldb_table::manifest::live_version(dir)?;
-    if let Some(name) = version
+    let comparator = version
         .comparator
         .as_deref()
         .filter(|&name| name != BYTEWISE)
-    {
-        bail!(
-            "{}: comparator {}, not {BYTEWISE:?}",
-            version.manifest.display(),
-            leveldb_table::excerpt(name.as_bytes())
-        );
-    }
+        .map(|name| leveldb_table::excerpt(name.as_bytes()));
     let mut live = Vec::new();
     for level in 0..version.levels.len() {
         for table in version.files(level) {
             live.push((level as u32, table.number));
         }
     }
-    Ok(live)
+    Ok((live, comparator))
 }
 
 /// The files of `dir` named as LevelDB names tables (`NNNNNN.ldb`, or `.sst` as
