@@ -86,7 +86,11 @@ pub fn plan(path: &Path) -> Result<Plan> {
             let jobs = live
                 .into_iter()
                 .map(|(level, number)| Job {
-                    path: leveldb_table::manifest::table_file(path, number),
+                    path: leveldb_table::manifest::table_file_at_level(
+                        path,
+                        level as usize,
+                        number,
+                    ),
                     level: Some(level),
                     live_number: Some(number),
                 })
@@ -134,13 +138,16 @@ pub fn plan(path: &Path) -> Result<Plan> {
 
 /// The live tables of the database in `dir`, by level and number, whatever its
 /// comparator: which files are live is the MANIFEST's list, not a key order.
-pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>> {
+pub fn live_tables(dir: &Path) -> Result<LiveTables> {
     Ok(live_version(dir)?.0)
 }
 
-/// The live tables of the database in `dir`, by level and number, and its
-/// comparator when it is not [`BYTEWISE`] (excerpted for display).
-fn live_version(dir: &Path) -> Result<(Vec<(u32, u64)>, Option<String>)> {
+/// The live tables of a database, by level and number.
+type LiveTables = Vec<(u32, u64)>;
+
+/// The live tables of the database in `dir`, and its comparator when it is not
+/// [`BYTEWISE`] (excerpted for display).
+fn live_version(dir: &Path) -> Result<(LiveTables, Option<String>)> {
     let version = leveldb_table::manifest::live_version(dir)?;
     let comparator = version
         .comparator
@@ -157,24 +164,35 @@ fn live_version(dir: &Path) -> Result<(Vec<(u32, u64)>, Option<String>)> {
 }
 
 /// The files of `dir` named as LevelDB names tables (`NNNNNN.ldb`, or `.sst` as
-/// before 1.14), by number; any file type.
+/// before 1.14), and those of Basho's level directories (`sst_N/NNNNNN.sst`), by
+/// number; any file type.
 fn named_like_tables(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let number = path
-            .extension()
-            .filter(|ext| *ext == "ldb" || *ext == "sst")
-            .and(path.file_stem())
-            .and_then(|stem| stem.to_str()?.parse::<u64>().ok());
-        match number {
-            Some(number) => files.push((number, path)),
-            None if path.extension().is_some_and(|e| e == "ldb" || e == "sst") => {
-                files.push((u64::MAX, path))
+        let basho_level = path
+            .file_name()
+            .and_then(|name| name.to_str()?.strip_prefix("sst_")?.parse::<u32>().ok());
+        if basho_level.is_some() && path.is_dir() {
+            for entry in std::fs::read_dir(&path)? {
+                add_if_named_like_table(entry?.path(), &mut files);
             }
-            None => {}
+        } else {
+            add_if_named_like_table(path, &mut files);
         }
     }
     files.sort();
     Ok(files)
+}
+
+/// Adds `path` to `files` with its number if it is named like a table (`u64::MAX`
+/// for a name whose number does not parse).
+fn add_if_named_like_table(path: PathBuf, files: &mut Vec<(u64, PathBuf)>) {
+    if !path.extension().is_some_and(|e| e == "ldb" || e == "sst") {
+        return;
+    }
+    let number = path
+        .file_stem()
+        .and_then(|stem| stem.to_str()?.parse::<u64>().ok());
+    files.push((number.unwrap_or(u64::MAX), path));
 }

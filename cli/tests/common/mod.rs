@@ -203,7 +203,7 @@ pub fn goleveldb_read(db: &Path, keys: &Path, absent: &Path) -> String {
 /// into target/tmp, once per test process (its tests share the build): under a name
 /// of this process, then renamed into place, so that test processes building it at
 /// once never run a half-written file.
-fn goleveldb_tool() -> PathBuf {
+pub fn goleveldb_tool() -> PathBuf {
     static TOOL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     TOOL.get_or_init(build_goleveldb_tool).clone()
 }
