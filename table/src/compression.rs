@@ -66,10 +66,6 @@ impl Codec {
     }
 }
 
-/// What the family means by each id, for the error of an id this reader does not know.
-pub const KNOWN_IDS: &str = "0 none, 1 snappy, 2 zstd (upstream LevelDB after 1.23, Mojang's later fork), \
-zlib (Mojang's first fork) or LZ4 (Basho's), 3 zstd (Mojang's), 4 raw deflate (Mojang's: Minecraft Bedrock)";
-
 /// A zstd frame's first four bytes (RFC 8878).
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
@@ -126,8 +122,15 @@ pub fn decompress(codec: Codec, contents: &[u8], out: &mut Vec<u8>, at: u64) -> 
             }
         }
         Codec::Zstd => {
-            let decoder = zstd::stream::read::Decoder::new(contents)
-                .or_else(|error| corrupt(at, ErrorKind::Decompress { codec, error }))?;
+            let decoder = zstd::stream::read::Decoder::new(contents).or_else(|error| {
+                corrupt(
+                    at,
+                    ErrorKind::Decompress {
+                        codec: codec.name(),
+                        error,
+                    },
+                )
+            })?;
             read_bounded(decoder, out, at, codec)
         }
         Codec::Zlib => read_bounded(flate2::read::ZlibDecoder::new(contents), out, at, codec),
@@ -143,9 +146,22 @@ fn read_bounded(decoder: impl Read, out: &mut Vec<u8>, at: u64, codec: Codec) ->
     decoder
         .take(MAX_BLOCK_LEN + 1)
         .read_to_end(out)
-        .or_else(|error| corrupt(at, ErrorKind::Decompress { codec, error }))?;
+        .or_else(|error| {
+            corrupt(
+                at,
+                ErrorKind::Decompress {
+                    codec: codec.name(),
+                    error,
+                },
+            )
+        })?;
     if out.len() as u64 > MAX_BLOCK_LEN {
-        return corrupt(at, ErrorKind::DecompressTooLarge { codec });
+        return corrupt(
+            at,
+            ErrorKind::DecompressTooLarge {
+                codec: codec.name(),
+            },
+        );
     }
     Ok(out.len())
 }

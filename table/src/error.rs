@@ -7,7 +7,6 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::compression::{Codec, KNOWN_IDS};
 use crate::excerpt::excerpt;
 use crate::limits::{MAX_BLOCK_LEN, MAX_RECORD_LEN};
 
@@ -18,6 +17,11 @@ pub struct Error {
     offset: Option<u64>,
     file: Option<PathBuf>,
 }
+
+/// What the LevelDB family means by each compression id, for the error of an id
+/// this reader does not know.
+pub const KNOWN_IDS: &str = "0 none, 1 snappy, 2 zstd (upstream LevelDB after 1.23, Mojang's later fork), \
+zlib (Mojang's first fork) or LZ4 (Basho's), 3 zstd (Mojang's), 4 raw deflate (Mojang's: Minecraft Bedrock)";
 
 /// The crate's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -49,7 +53,7 @@ pub enum ErrorKind {
     /// The checksum in a block's trailer is not that of the block.
     BlockChecksum { stored: u32, computed: u32 },
     /// A block's compression type byte names no compression any of the LevelDB
-    /// family writes ([`KNOWN_IDS`](crate::compression::KNOWN_IDS) says what they mean).
+    /// family writes ([`KNOWN_IDS`] says what they mean).
     UnknownCompression(u8),
     /// A block of compression type 2 starting with neither a zstd frame's magic
     /// number nor a zlib header, in a table that is not Basho's.
@@ -58,10 +62,13 @@ pub enum ErrorKind {
     Snappy(snap::Error),
     /// Snappy's header claims more bytes than the block can expand to.
     SnappyTooLarge { len: usize },
-    /// zstd, zlib or raw deflate could not decompress the block.
-    Decompress { codec: Codec, error: io::Error },
+    /// zstd, zlib or raw deflate (the codec's name) could not decompress the block.
+    Decompress {
+        codec: &'static str,
+        error: io::Error,
+    },
     /// The block decompresses past [`MAX_BLOCK_LEN`].
-    DecompressTooLarge { codec: Codec },
+    DecompressTooLarge { codec: &'static str },
     /// Basho's LZ4 block: its length prefix is missing, larger than its bytes can
     /// expand to, or not what the block decompresses to.
     Lz4Length,
@@ -226,9 +233,9 @@ impl fmt::Display for ErrorKind {
             ),
             Snappy(e) => write!(f, "snappy: {e}"),
             SnappyTooLarge { len } => write!(f, "snappy: claims {len} bytes decompressed"),
-            Decompress { codec, error } => write!(f, "{}: {error}", codec.name()),
+            Decompress { codec, error } => write!(f, "{codec}: {error}"),
             DecompressTooLarge { codec } => {
-                write!(f, "{}: decompresses past the largest block", codec.name())
+                write!(f, "{codec}: decompresses past the largest block")
             }
             Lz4Length => write!(f, "LZ4: the block's length prefix does not match its contents"),
             BashoTable => write!(
