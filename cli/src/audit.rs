@@ -5,7 +5,7 @@
 
 use leveldb_bloom::hash::{bloom_hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{Filter, LEGACY_POLICY_NAME, POLICY_NAME};
-use leveldb_table::{each_user_key, Family, FilterBlock, Lookup, ReadAt, Table};
+use leveldb_table::{each_user_key_of, Family, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
 use crate::bloom2;
@@ -133,7 +133,7 @@ pub fn audit<R: ReadAt + ?Sized>(
     table.for_each_data_block(|handle, block| {
         read(handle.size);
         walk.enter(handle.offset);
-        each_user_key(block, handle.offset, |user_key| {
+        each_user_key_of(block, handle.offset, table.family, |user_key| {
             let hash = bloom_hash_with(user_key, TailBytes::Unsigned);
             report.entries += 1;
             // Entries of one user key are neighbours; its hash spares most comparisons.

@@ -14,17 +14,13 @@ fn a_database_of_another_comparator_is_audited_with_a_note() {
     // Chromium's IndexedDB names its comparator idb_cmp1; the audit needs the list
     // of live files, not the order of keys.
     let db = Scratch::new();
-    succeed(
-        Command::new(PYTHON)
-            .arg("-c")
-            .arg(
-                "import plyvel, sys\n\
-                 db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10, comparator=lambda a, b: (a > b) - (a < b), comparator_name=b'idb_cmp1')\n\
-                 for i in range(3000): db.put(b'\\x00\\x01\\x01\\x01%06d' % i, b'v' * 50)\n\
-                 db.compact_range()\n\
-                 db.close()\n",
-            )
-            .arg(&db.0),
+    plyvel_script(
+        &db.0,
+        "import plyvel, sys\n\
+         db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10, comparator=lambda a, b: (a > b) - (a < b), comparator_name=b'idb_cmp1')\n\
+         for i in range(3000): db.put(b'\\x00\\x01\\x01\\x01%06d' % i, b'v' * 50)\n\
+         db.compact_range()\n\
+         db.close()\n",
     );
     let (code, stdout, stderr) = audit(&[&db.0]);
     assert_eq!(code, 0, "{stdout}{stderr}");

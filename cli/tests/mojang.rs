@@ -138,31 +138,22 @@ fn explain_and_show_read_a_bedrock_world() {
     let bloom = world("bloom", "raw", 3_000);
     // Chunk 0's first record: x = -105, z = 0, tag 0x2c.
     let key = "97ffffff000000002c";
-    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
-        .args(["explain", "--hex", "--json"])
-        .arg(&bloom.0)
-        .arg(key)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let tool = env!("CARGO_BIN_EXE_leveldb-bloom");
+    let output = succeed(
+        Command::new(tool)
+            .args(["explain", "--hex", "--json"])
+            .arg(&bloom.0)
+            .arg(key),
     );
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json[0]["found"]["kind"], "value", "{json}");
     let page = bloom.0.join("filter.html");
     let table = live_table_files(&bloom.0).remove(0);
-    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
-        .args(["show", "--hex", "--key", key, "-o"])
-        .arg(&page)
-        .arg(&table)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    succeed(
+        Command::new(tool)
+            .args(["show", "--hex", "--key", key, "-o"])
+            .arg(&page)
+            .arg(&table),
     );
     assert!(std::fs::metadata(&page).unwrap().len() > 0);
 }

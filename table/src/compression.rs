@@ -122,15 +122,8 @@ pub fn decompress(codec: Codec, contents: &[u8], out: &mut Vec<u8>, at: u64) -> 
             }
         }
         Codec::Zstd => {
-            let decoder = zstd::stream::read::Decoder::new(contents).or_else(|error| {
-                corrupt(
-                    at,
-                    ErrorKind::Decompress {
-                        codec: codec.name(),
-                        error,
-                    },
-                )
-            })?;
+            let decoder = zstd::stream::read::Decoder::new(contents)
+                .or_else(|error| failed(codec, at, error))?;
             read_bounded(decoder, out, at, codec)
         }
         Codec::Zlib => read_bounded(flate2::read::ZlibDecoder::new(contents), out, at, codec),
@@ -140,21 +133,19 @@ pub fn decompress(codec: Codec, contents: &[u8], out: &mut Vec<u8>, at: u64) -> 
     }
 }
 
+/// The error of `codec` failing on the block at `at`.
+fn failed<T>(codec: Codec, at: u64, error: std::io::Error) -> Result<T> {
+    let codec = codec.name();
+    corrupt(at, ErrorKind::Decompress { codec, error })
+}
+
 /// Reads `decoder` to its end into `out`, failing past [`MAX_BLOCK_LEN`] bytes.
 fn read_bounded(decoder: impl Read, out: &mut Vec<u8>, at: u64, codec: Codec) -> Result<usize> {
     out.clear();
     decoder
         .take(MAX_BLOCK_LEN + 1)
         .read_to_end(out)
-        .or_else(|error| {
-            corrupt(
-                at,
-                ErrorKind::Decompress {
-                    codec: codec.name(),
-                    error,
-                },
-            )
-        })?;
+        .or_else(|error| failed(codec, at, error))?;
     if out.len() as u64 > MAX_BLOCK_LEN {
         return corrupt(
             at,

@@ -33,7 +33,7 @@ mod table;
 pub mod version_edit;
 pub mod write_batch;
 
-pub use block::{each_entry, each_user_key};
+pub use block::{each_entry, each_user_key, each_user_key_of};
 pub use checksum::masked_crc;
 pub use coding::{put_length_prefixed, put_varint};
 pub use compression::{Codec, Family};

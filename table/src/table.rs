@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::block::{each_entry, each_user_key};
+use crate::block::{each_entry, each_user_key_of};
 use crate::compression::Family;
 use crate::error::{corrupt, Error, ErrorKind, Result};
 use crate::filter_block::FilterBlock;
@@ -186,7 +186,9 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
             let Some(covering) = keys.get_mut(filters.index_of(handle.offset)) else {
                 return Ok(());
             };
-            each_user_key(block, handle.offset, |key| covering.push(key.to_vec()))
+            each_user_key_of(block, handle.offset, self.family, |key| {
+                covering.push(key.to_vec())
+            })
         })?;
         Ok(keys)
     }

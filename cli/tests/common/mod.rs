@@ -175,6 +175,12 @@ pub fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], 
     });
 }
 
+/// Runs the Python `script` with plyvel (Debian's LevelDB 1.23), the database
+/// directory `db` as its `sys.argv[1]`.
+pub fn plyvel_script(db: &Path, script: &str) {
+    succeed(Command::new(PYTHON).arg("-c").arg(script).arg(db));
+}
+
 /// Writes a goleveldb database in `db` (goleveldb's own bloom filters, under the legacy
 /// name) holding the keys of `keys`, a file of [`keys_file`]'s format.
 pub fn goleveldb_write(db: &Path, keys: &Path) {
