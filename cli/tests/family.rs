@@ -156,4 +156,12 @@ fn goleveldbs_configured_filter_base_is_read_from_each_filter_block() {
         assert_eq!(table["dialect"], "legacy-unsigned", "{json}");
         assert_eq!(table["missed"], 0);
     }
+    // The same filters read with LevelDB's base, 11: the wrong filters for most
+    // blocks, whose keys a reader assuming 11 would miss.
+    for table in &tables {
+        rewrite_filter_block(table, |block| *block.last_mut().unwrap() = 11);
+    }
+    let (code, json) = audit_json(&dir);
+    assert_eq!(code, 1, "{json}");
+    assert!(json["tables"][0]["missed"].as_u64().unwrap() > 0, "{json}");
 }
