@@ -81,9 +81,14 @@ pub enum Command {
         #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
         path: PathBuf,
         /// The keys, as text (or hex with --hex).
-        #[arg(required = true, value_name = "KEY", value_hint = ValueHint::Other)]
+        #[arg(required_unless_present = "keys_file", value_name = "KEY", value_hint = ValueHint::Other)]
         keys: Vec<String>,
-        /// The keys are hex.
+        /// More keys, one per line, after those given as arguments: any bytes but a
+        /// newline (with --hex, hex digits); a regular file of at most 64 MiB, or `-`
+        /// for stdin. For keys longer than a command line may be.
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        keys_file: Option<PathBuf>,
+        /// The keys (KEY and --keys-file) are hex.
         #[arg(long)]
         hex: bool,
         /// One JSON document on stdout instead of text.

@@ -5,9 +5,10 @@
 
 use leveldb_bloom::hash::{bloom_hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{Filter, LEGACY_POLICY_NAME, POLICY_NAME};
-use leveldb_table::{each_user_key, FilterBlock, Lookup, ReadAt, Table};
+use leveldb_table::{each_user_key_of, Family, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
+use crate::bloom2;
 use crate::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
 use crate::hex::hex_cut;
 /// Random absent keys tested per table for the measured false-positive rate.
@@ -58,11 +59,14 @@ pub struct TableReport {
 /// The hash reading of the readers of filter `name` today, whose misses fail the
 /// audit: LevelDB ≥ 1.18 for `leveldb.BuiltinBloomFilter2`; goleveldb (and
 /// this library's legacy policy) for `leveldb.BuiltinBloomFilter`; RocksDB for its
-/// block-based filter. `None` for a name no reader here knows.
-fn reader(name: &str) -> Option<TailBytes> {
-    match name {
-        POLICY_NAME | LEGACY_POLICY_NAME => Some(TailBytes::Unsigned),
-        ROCKSDB_BLOCK_BASED => Some(TailBytes::Signed),
+/// block-based filter; in Basho's tables, Basho's own readers (its old bloom.cc, the
+/// signed hash; `leveldb.BuiltinBloomFilter2` is bloom2, checked apart: see
+/// [`Walk::bloom2`]). `None` for a name no reader here knows.
+fn reader(name: &str, family: Family) -> Option<TailBytes> {
+    match (name, family) {
+        (LEGACY_POLICY_NAME, Family::Basho) => Some(TailBytes::Signed),
+        (POLICY_NAME | LEGACY_POLICY_NAME, _) => Some(TailBytes::Unsigned),
+        (ROCKSDB_BLOCK_BASED, _) => Some(TailBytes::Signed),
         _ => None,
     }
 }
@@ -118,12 +122,18 @@ pub fn audit<R: ReadAt + ?Sized>(
     let reachable = filters
         .as_ref()
         .map_or(0, |f| f.reachable_count(table.file_len()));
-    let mut walk = Walk::new(name.as_deref(), filters.as_ref(), reachable, max_missed);
+    let mut walk = Walk::new(
+        name.as_deref(),
+        table.family,
+        filters.as_ref(),
+        reachable,
+        max_missed,
+    );
     let (mut previous_key, mut previous_hash) = (Vec::new(), 0);
     table.for_each_data_block(|handle, block| {
         read(handle.size);
         walk.enter(handle.offset);
-        each_user_key(block, handle.offset, |user_key| {
+        each_user_key_of(block, handle.offset, table.family, |user_key| {
             let hash = bloom_hash_with(user_key, TailBytes::Unsigned);
             report.entries += 1;
             // Entries of one user key are neighbours; its hash spares most comparisons.
@@ -149,14 +159,19 @@ pub fn audit<R: ReadAt + ?Sized>(
     let Some(name) = name else {
         return Ok(report);
     };
-    report.dialect = if filters.is_some() {
-        walk.writers
-            .found(walk.consulted_keys.iter().any(|&n| n > 0))
-    } else {
-        Dialect::Foreign
+    report.dialect = match &filters {
+        // Bits Basho's bloom2 finds every key in are its; any other bits lose keys.
+        Some(_) if walk.bloom2 && walk.missed == 0 => Dialect::BashoBloom2,
+        Some(_) if walk.bloom2 => Dialect::Foreign,
+        Some(_) => walk
+            .writers
+            .found(walk.consulted_keys.iter().any(|&n| n > 0)),
+        None => Dialect::Foreign,
     };
     if let Some(filters) = &filters {
-        summarize_filters(&mut report, filters, &walk.consulted_keys, reader(&name));
+        // bloom2's false positives are not LevelDB's: not measured.
+        let reading = reader(&name, table.family).filter(|_| !walk.bloom2);
+        summarize_filters(&mut report, filters, &walk.consulted_keys, reading);
     }
     report.filter_name = Some(name);
     Ok(report)
@@ -166,6 +181,9 @@ pub fn audit<R: ReadAt + ?Sized>(
 /// LevelDB consults for each block.
 struct Walk<'a> {
     reading: Option<TailBytes>,
+    /// A Basho table's `leveldb.BuiltinBloomFilter2`: Basho's bloom2, whose readers
+    /// are Basho's; keys are checked with bloom2.
+    bloom2: bool,
     legacy: bool,
     filters: Option<&'a FilterBlock<'a>>,
     /// The filter index of the blocks being walked, and what LevelDB does with it.
@@ -183,12 +201,14 @@ struct Walk<'a> {
 impl<'a> Walk<'a> {
     fn new(
         name: Option<&str>,
+        family: Family,
         filters: Option<&'a FilterBlock<'a>>,
         reachable: usize,
         max_missed: usize,
     ) -> Self {
         Self {
-            reading: name.and_then(reader),
+            reading: name.and_then(|name| reader(name, family)),
+            bloom2: family == Family::Basho && name == Some(POLICY_NAME),
             legacy: name == Some(LEGACY_POLICY_NAME),
             filters,
             current: None,
@@ -246,6 +266,9 @@ impl<'a> Walk<'a> {
                 self.hashes.unsigned.push(unsigned);
                 self.hashes.signed.push(signed);
                 self.hashes.ambiguous |= ambiguous;
+                if self.bloom2 {
+                    return self.found(key, bloom2::key_may_match(key, filter));
+                }
                 let filter = Filter::new(filter);
                 if self.legacy && !filter.may_contain_hash(signed) {
                     self.missed_by_old_x86 += 1;
@@ -258,6 +281,11 @@ impl<'a> Walk<'a> {
             Lookup::Absent => false,
             Lookup::MayMatch => true,
         };
+        self.found(key, found);
+    }
+
+    /// Counts `key` missed unless `found`, when a reader of the filter's name is known.
+    fn found(&mut self, key: &[u8], found: bool) {
         if !found && self.reading.is_some() {
             self.missed += 1;
             if self.missed_keys.len() < self.max_missed {

@@ -3,7 +3,7 @@
 //! without a readable MANIFEST, the files named like tables; a path that is a file
 //! is audited as a table.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -59,8 +59,14 @@ pub fn plan(path: &Path) -> Result<Plan> {
             )
         })
         .collect();
-    match live_tables(path) {
-        Ok(live) => {
+    match live_version(path) {
+        Ok((live, comparator)) => {
+            if let Some(name) = comparator {
+                notes.push(format!(
+                    "{}: comparator {name}, not {BYTEWISE:?}: its tables are audited all the same (the filters hold user keys whatever their order; the MANIFEST lists the live tables)",
+                    path.display()
+                ));
+            }
             let numbers: BTreeSet<u64> = live.iter().map(|&(_, number)| number).collect();
             let why = match open_by {
                 Some(_) => "the current version does not list it yet, or no longer; the database is open, so it is probably a table being written by a flush or compaction, or one about to be deleted",
@@ -80,7 +86,11 @@ pub fn plan(path: &Path) -> Result<Plan> {
             let jobs = live
                 .into_iter()
                 .map(|(level, number)| Job {
-                    path: leveldb_table::manifest::table_file(path, number),
+                    path: leveldb_table::manifest::table_file_at_level(
+                        path,
+                        level as usize,
+                        number,
+                    ),
                     level: Some(level),
                     live_number: Some(number),
                 })
@@ -126,48 +136,63 @@ pub fn plan(path: &Path) -> Result<Plan> {
     }
 }
 
-/// The live tables of the database in `dir`, by level and number.
-pub fn live_tables(dir: &Path) -> Result<Vec<(u32, u64)>> {
+/// The live tables of the database in `dir`, by level and number, whatever its
+/// comparator: which files are live is the MANIFEST's list, not a key order.
+pub fn live_tables(dir: &Path) -> Result<LiveTables> {
+    Ok(live_version(dir)?.0)
+}
+
+/// The live tables of a database, by level and number.
+type LiveTables = Vec<(u32, u64)>;
+
+/// The live tables of the database in `dir`, and its comparator when it is not
+/// [`BYTEWISE`] (excerpted for display).
+fn live_version(dir: &Path) -> Result<(LiveTables, Option<String>)> {
     let version = leveldb_table::manifest::live_version(dir)?;
-    if let Some(name) = version
+    let comparator = version
         .comparator
         .as_deref()
         .filter(|&name| name != BYTEWISE)
-    {
-        bail!(
-            "{}: comparator {}, not {BYTEWISE:?}",
-            version.manifest.display(),
-            leveldb_table::excerpt(name.as_bytes())
-        );
-    }
+        .map(|name| leveldb_table::excerpt(name.as_bytes()));
     let mut live = Vec::new();
     for level in 0..version.levels.len() {
         for table in version.files(level) {
             live.push((level as u32, table.number));
         }
     }
-    Ok(live)
+    Ok((live, comparator))
 }
 
 /// The files of `dir` named as LevelDB names tables (`NNNNNN.ldb`, or `.sst` as
-/// before 1.14), by number; any file type.
+/// before 1.14), and those of Basho's level directories (`sst_N/NNNNNN.sst`), by
+/// number; any file type.
 fn named_like_tables(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let number = path
-            .extension()
-            .filter(|ext| *ext == "ldb" || *ext == "sst")
-            .and(path.file_stem())
-            .and_then(|stem| stem.to_str()?.parse::<u64>().ok());
-        match number {
-            Some(number) => files.push((number, path)),
-            None if path.extension().is_some_and(|e| e == "ldb" || e == "sst") => {
-                files.push((u64::MAX, path))
+        let basho_level = path
+            .file_name()
+            .and_then(|name| name.to_str()?.strip_prefix("sst_")?.parse::<u32>().ok());
+        if basho_level.is_some() && path.is_dir() {
+            for entry in std::fs::read_dir(&path)? {
+                add_if_named_like_table(entry?.path(), &mut files);
             }
-            None => {}
+        } else {
+            add_if_named_like_table(path, &mut files);
         }
     }
     files.sort();
     Ok(files)
+}
+
+/// Adds `path` to `files` with its number if it is named like a table (`u64::MAX`
+/// for a name whose number does not parse).
+fn add_if_named_like_table(path: PathBuf, files: &mut Vec<(u64, PathBuf)>) {
+    if !path.extension().is_some_and(|e| e == "ldb" || e == "sst") {
+        return;
+    }
+    let number = path
+        .file_stem()
+        .and_then(|stem| stem.to_str()?.parse::<u64>().ok());
+    files.push((number.unwrap_or(u64::MAX), path));
 }

@@ -24,7 +24,10 @@ pub enum Dialect {
     LegacyBoth,
     /// `rocksdb.BuiltinBloomFilter`: RocksDB's block-based filter (signed hash).
     RocksdbBlockBased,
-    /// A name this tool knows, with bits matching none of the above (basho's bloom2…).
+    /// `leveldb.BuiltinBloomFilter2` in a table of Basho's LevelDB (its `stats.sst1`
+    /// block): Basho's bloom2, every key found by bloom2's own probes.
+    BashoBloom2,
+    /// A name this tool knows, with bits matching none of the above.
     Foreign,
     /// A filter name this tool does not know.
     UnknownName,
@@ -40,6 +43,7 @@ impl Dialect {
             Self::LegacySigned => "legacy-signed",
             Self::LegacyBoth => "legacy-both",
             Self::RocksdbBlockBased => "rocksdb-block-based",
+            Self::BashoBloom2 => "basho-bloom2",
             Self::Foreign => "foreign",
             Self::UnknownName => "unknown-name",
             Self::None => "none",

@@ -14,7 +14,7 @@ use leveldb_bloom::Filter;
 use leveldb_table::internal_key::{
     compare_internal_keys, lookup_key, parse_internal_key, EntryKind,
 };
-use leveldb_table::manifest::{table_file, LiveTable, Version};
+use leveldb_table::manifest::{table_file_at_level, LiveTable, Version};
 use leveldb_table::{each_entry, excerpt, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
@@ -191,7 +191,9 @@ pub fn skipped(dir: &Path, table: &LiveTable) -> Step {
     Step {
         level: table.level,
         table: table.number,
-        file: table_file(dir, table.number).display().to_string(),
+        file: table_file_at_level(dir, table.level, table.number)
+            .display()
+            .to_string(),
         range_holds_key: false,
         filter: None,
         no_filter: None,
@@ -209,7 +211,7 @@ fn consult(
     key: &[u8],
     lookup: &[u8],
 ) -> Result<Step> {
-    let path = table_file(dir, table.number);
+    let path = table_file_at_level(dir, table.level, table.number);
     let mut step = skipped(dir, table);
     step.range_holds_key = true;
     let named = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());

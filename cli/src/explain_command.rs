@@ -10,15 +10,17 @@ use anyhow::{bail, Result};
 use crate::args::Policy;
 use crate::exit::UsageError;
 use crate::explain::{self, KeyExplained};
-use crate::key_input::key_bytes;
+use crate::key_input::keys_given;
 use crate::output::{json_safe, terminal_safe, write_stdout};
 use crate::{database, explain_text, hints, lock, log_keys};
 
-/// Explains a Get of each key of `keys` (hex digits with `hex`) in the database at
-/// `path` by a reader with `policy`; `log` reads the write-ahead logs too.
+/// Explains a Get of each key of `keys`, then of `keys_file` (hex digits with
+/// `hex`), in the database at `path` by a reader with `policy`; `log` reads the
+/// write-ahead logs too.
 pub fn run(
     path: &Path,
     keys: &[String],
+    keys_file: Option<&Path>,
     hex: bool,
     json: bool,
     log: bool,
@@ -38,7 +40,8 @@ pub fn run(
             .lock()
             .write_all(terminal_safe(&note).as_bytes());
     }
-    let explained = explain_all(path, keys, hex, log, policy)?;
+    let keys = keys_given(keys, keys_file, hex)?;
+    let explained = explain_all(path, &keys, log, policy)?;
     write_stdout(&if json {
         json_safe(&serde_json::to_string_pretty(&explained).expect("plain data")) + "\n"
     } else {
@@ -50,15 +53,10 @@ pub fn run(
 /// The explanation of each key, in order.
 fn explain_all(
     path: &Path,
-    keys: &[String],
-    hex: bool,
+    keys: &[Vec<u8>],
     log: bool,
     policy: Policy,
 ) -> Result<Vec<KeyExplained>> {
-    let keys: Vec<Vec<u8>> = keys
-        .iter()
-        .map(|key| key_bytes(key, hex))
-        .collect::<Result<_>>()?;
     let version = leveldb_table::manifest::live_version(path)?;
     if let Some(name) = version
         .comparator
@@ -76,7 +74,7 @@ fn explain_all(
         policy_name: policy_name(policy),
     };
     let mut in_log = if log {
-        Some(log_keys::newest_in_logs(path, &version, &keys)?)
+        Some(log_keys::newest_in_logs(path, &version, keys)?)
     } else {
         None
     };
@@ -120,7 +118,7 @@ mod tests {
     fn a_file_given_for_a_database_is_a_usage_error() {
         let file = std::env::temp_dir().join(format!("explain-command-{}.ldb", std::process::id()));
         std::fs::write(&file, b"").unwrap();
-        let error = run(&file, &[], false, false, false, Policy::Leveldb).unwrap_err();
+        let error = run(&file, &[], None, false, false, false, Policy::Leveldb).unwrap_err();
         assert_eq!(crate::exit::status_of(&error), 2);
         assert!(
             error.to_string().contains("a file; explain follows keys"),
@@ -133,7 +131,7 @@ mod tests {
     fn a_directory_without_current_is_an_error_naming_current() {
         let dir = std::env::temp_dir().join(format!("explain-command-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let error = explain_all(&dir, &["k".into()], false, false, Policy::Leveldb).unwrap_err();
+        let error = explain_all(&dir, &[b"k".to_vec()], false, Policy::Leveldb).unwrap_err();
         assert_eq!(crate::exit::status_of(&error), 1);
         assert!(
             error
@@ -146,14 +144,26 @@ mod tests {
 
     #[test]
     fn bad_hex_keys_are_refused_before_the_database_is_read() {
-        let error = explain_all(
-            Path::new("/nonexistent"),
+        let dir = std::env::temp_dir().join(format!("explain-hex-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let error = run(
+            &dir,
             &["zz".into()],
+            None,
             true,
             false,
+            false,
             Policy::Leveldb,
-        )
-        .unwrap_err();
-        assert_eq!(error.to_string(), "\"zz\": not hex");
+        );
+        assert_eq!(error.unwrap_err().to_string(), "\"zz\": not hex");
+        let keys = dir.join("keys");
+        std::fs::write(&keys, "00ff\nabc\n").unwrap();
+        let error = run(&dir, &[], Some(&keys), true, false, false, Policy::Leveldb);
+        let error = error.unwrap_err().to_string();
+        assert!(
+            error.ends_with("keys line 2: \"abc\": an odd number of hex digits"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,5 +1,5 @@
-//! Keys as the command line gives them: text, or hex with `--hex`, and the
-//! playground's keys file, read only when it is a regular file or stdin, and only
+//! Keys as the command line gives them: text, or hex with `--hex`, and a keys file
+//! (`show`'s playground, `explain`), read only when it is a regular file or stdin, and only
 //! up to a bound.
 
 use std::io::Read;
@@ -19,6 +19,21 @@ pub fn key_bytes(text: &str, hex: bool) -> Result<Vec<u8>> {
         return Ok(text.as_bytes().to_vec());
     }
     parse_hex(text).map_err(|why| anyhow!("{text:?}: {why}"))
+}
+
+/// The keys given as arguments (`keys`), then those of the keys file `file`, one a
+/// line: as text, or, with `hex`, as hex digits.
+pub fn keys_given(keys: &[String], file: Option<&Path>, hex: bool) -> Result<Vec<Vec<u8>>> {
+    let mut given: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|key| key_bytes(key, hex))
+        .collect::<Result<_>>()?;
+    if let Some(file) = file {
+        let text = read_keys_file(file)?;
+        let parse = |line: &str| key_bytes(line, true);
+        given.extend(crate::hints::keys_of_file(file, &text, hex, parse)?);
+    }
+    Ok(given)
 }
 
 /// The bytes of the keys file `path` (`-`: stdin), at most [`MAX_KEYS_FILE_LEN`]

@@ -11,6 +11,7 @@
 pub mod args;
 pub mod audit;
 pub mod audit_command;
+pub mod bloom2;
 pub mod commit;
 pub mod database;
 pub mod dialect;

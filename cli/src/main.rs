@@ -56,11 +56,12 @@ fn run() -> anyhow::Result<ExitCode> {
         Command::Explain {
             path,
             keys,
+            keys_file,
             hex,
             json,
             log,
             policy,
-        } => explain_command::run(&path, &keys, hex, json, log, policy),
+        } => explain_command::run(&path, &keys, keys_file.as_deref(), hex, json, log, policy),
         Command::Show(args) => show_command::run(&args),
         Command::Refilter {
             path,

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use leveldb_bloom::BloomFilterPolicy;
 use leveldb_table::log_writer::LogWriter;
-use leveldb_table::manifest::{live_version, table_file, LiveTable, Version};
+use leveldb_table::manifest::{live_version, table_file_at_level, LiveTable, Version};
 use leveldb_table::ErrorKind;
 use serde::Serialize;
 
@@ -177,7 +177,7 @@ fn refilter_table(
     policy: BloomFilterPolicy,
     commit: &mut Commit,
 ) -> Result<(LiveTable, TableRefiltered)> {
-    let old_path = table_file(dir, table.number);
+    let old_path = table_file_at_level(dir, table.level, table.number);
     let old = leveldb_table::open_regular_file(&old_path)
         .map_err(|e| anyhow!("{}: {e}", old_path.display()))?;
     let old_size = old

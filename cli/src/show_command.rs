@@ -9,7 +9,7 @@ use anyhow::Result;
 use crate::args::ShowArgs;
 use crate::exit::UsageError;
 use crate::hints;
-use crate::key_input::{key_bytes, read_keys_file};
+use crate::key_input::{key_bytes, keys_given};
 use crate::output::{write_file, write_stdout};
 use crate::show;
 
@@ -43,15 +43,5 @@ fn show_page(args: &ShowArgs) -> Result<String> {
 
 /// The playground's keys: those given as arguments, then those of `--keys-file`.
 fn playground_keys(args: &ShowArgs) -> Result<Vec<Vec<u8>>> {
-    let mut keys: Vec<Vec<u8>> = args
-        .keys
-        .iter()
-        .map(|key| key_bytes(key, args.hex))
-        .collect::<Result<_>>()?;
-    if let Some(file) = &args.keys_file {
-        let text = read_keys_file(file)?;
-        let hex = |line: &str| key_bytes(line, true);
-        keys.extend(hints::keys_of_file(file, &text, args.hex, hex)?);
-    }
-    Ok(keys)
+    keys_given(&args.keys, args.keys_file.as_deref(), args.hex)
 }

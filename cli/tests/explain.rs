@@ -321,3 +321,34 @@ fn broken_databases_are_errors() {
     assert_eq!(code, 1);
     assert!(stderr.contains("comparator \"test.Reversed\""), "{stderr}");
 }
+
+#[test]
+fn keys_longer_than_a_command_line_come_from_a_keys_file() {
+    // Linux takes no argument longer than 128 KiB (E2BIG).
+    let db = Scratch::new();
+    plyvel_script(
+        &db.0,
+        "import plyvel, sys\n\
+         db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10)\n\
+         db.put(b'k' * 200000, b'long')\n\
+         db.put(b'short', b'v')\n\
+         db.compact_range()\n\
+         db.close()\n",
+    );
+    let keys = db.0.join("keys.txt");
+    std::fs::write(&keys, format!("{}\n{}\n", "6b".repeat(200_000), "6e6f6e65")).unwrap();
+    let output = succeed(
+        Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+            .args(["explain", "--json", "--hex", "--keys-file"])
+            .arg(&keys)
+            .arg(&db.0)
+            .arg("73686f7274"),
+    );
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let found: Vec<&Value> = (0..3).map(|i| &json[i]["found"]["kind"]).collect();
+    // The arguments' keys first, then the file's, in order.
+    assert_eq!(found[0], "value", "{json}");
+    assert_eq!(found[1], "value", "{json}");
+    assert!(found[2].is_null() || found[2] != "value", "{json}");
+    assert_eq!(json.as_array().unwrap().len(), 3);
+}

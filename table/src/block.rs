@@ -2,6 +2,7 @@
 //! array, read without ever indexing past the block.
 
 use crate::coding::{decode_fixed32, get_varint};
+use crate::compression::Family;
 use crate::error::{corrupt, ErrorKind, Result};
 use crate::internal_key::INTERNAL_KEY_TAG_LEN;
 
@@ -56,12 +57,36 @@ pub fn each_entry<'b>(
 /// Calls `visit` with the user key of each entry of the data block `block` (at
 /// `offset`), in order, duplicates kept: what LevelDB's table builder gives the
 /// filter policy. A key shorter than its tag is an error.
-pub fn each_user_key(block: &[u8], offset: u64, mut visit: impl FnMut(&[u8])) -> Result<()> {
+pub fn each_user_key(block: &[u8], offset: u64, visit: impl FnMut(&[u8])) -> Result<()> {
+    each_user_key_of(block, offset, Family::Leveldb, visit)
+}
+
+/// [`each_user_key`] for a table of `family`: in Basho's, an entry of value type 2 or
+/// 3 (Riak's expiry) has an 8-byte expiry time before its tag, which is no part of
+/// its user key (Basho's `KeySuffixSize`).
+pub fn each_user_key_of(
+    block: &[u8],
+    offset: u64,
+    family: Family,
+    mut visit: impl FnMut(&[u8]),
+) -> Result<()> {
     each_entry(block, offset, |key, _| {
-        let Some(user_key_len) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
+        let Some(tag_at) = key.len().checked_sub(INTERNAL_KEY_TAG_LEN) else {
             return corrupt(offset, ErrorKind::KeyWithoutTag);
+        };
+        let user_key_len = match (family, key[tag_at]) {
+            (Family::Basho, BASHO_WRITE_TIME | BASHO_EXPLICIT_EXPIRY) => tag_at
+                .checked_sub(BASHO_EXPIRY_LEN)
+                .map_or_else(|| corrupt(offset, ErrorKind::KeyWithoutTag), Ok)?,
+            _ => tag_at,
         };
         visit(&key[..user_key_len]);
         Ok(())
     })
 }
+
+/// Basho's value types whose internal keys carry an expiry time.
+const BASHO_WRITE_TIME: u8 = 2;
+const BASHO_EXPLICIT_EXPIRY: u8 = 3;
+/// The expiry time's length (Basho's `ExpiryTimeMicros`).
+const BASHO_EXPIRY_LEN: usize = 8;

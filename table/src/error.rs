@@ -18,6 +18,11 @@ pub struct Error {
     file: Option<PathBuf>,
 }
 
+/// What the LevelDB family means by each compression id, for the error of an id
+/// this reader does not know.
+pub const KNOWN_IDS: &str = "0 none, 1 snappy, 2 zstd (upstream LevelDB after 1.23, Mojang's later fork), \
+zlib (Mojang's first fork) or LZ4 (Basho's), 3 zstd (Mojang's), 4 raw deflate (Mojang's: Minecraft Bedrock)";
+
 /// The crate's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -47,16 +52,29 @@ pub enum ErrorKind {
     BlockPastEnd { size: u64, file_len: u64 },
     /// The checksum in a block's trailer is not that of the block.
     BlockChecksum { stored: u32, computed: u32 },
-    /// A block's compression type byte names no compression LevelDB writes.
+    /// A block's compression type byte names no compression any of the LevelDB
+    /// family writes ([`KNOWN_IDS`] says what they mean).
     UnknownCompression(u8),
+    /// A block of compression type 2 starting with neither a zstd frame's magic
+    /// number nor a zlib header, in a table that is not Basho's.
+    CompressionTwoUnrecognised,
     /// Snappy could not decompress the block.
     Snappy(snap::Error),
     /// Snappy's header claims more bytes than the block can expand to.
     SnappyTooLarge { len: usize },
-    /// Zstandard could not decompress the block.
-    Zstd(io::Error),
-    /// Zstandard decompresses the block past [`MAX_BLOCK_LEN`].
-    ZstdTooLarge,
+    /// zstd, zlib or raw deflate (the codec's name) could not decompress the block.
+    Decompress {
+        codec: &'static str,
+        error: io::Error,
+    },
+    /// The block decompresses past [`MAX_BLOCK_LEN`].
+    DecompressTooLarge { codec: &'static str },
+    /// Basho's LZ4 block: its length prefix is missing, larger than its bytes can
+    /// expand to, or not what the block decompresses to.
+    Lz4Length,
+    /// A table of Basho's LevelDB given to refilter: its filter name means Basho's
+    /// bloom2 to Basho's readers, which another filter under it would mislead.
+    BashoTable,
     /// A block shorter than its restart array says.
     NoRestartArray,
     /// An entry's three varints (shared, unshared, value length) cut short; `at`
@@ -203,11 +221,28 @@ impl fmt::Display for ErrorKind {
                 f,
                 "checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
             ),
-            UnknownCompression(kind) => write!(f, "unknown compression type {kind}"),
+            UnknownCompression(kind) => write!(
+                f,
+                "unknown compression type {kind} (the LevelDB family writes {KNOWN_IDS})"
+            ),
+            CompressionTwoUnrecognised => write!(
+                f,
+                "compression type 2, but the block starts with neither a zstd frame nor a zlib header \
+                 (type 2 is zstd in upstream LevelDB and Mojang's later fork, zlib in Mojang's first, \
+                 LZ4 in Basho's, whose tables have a stats.sst1 block: this one has none)"
+            ),
             Snappy(e) => write!(f, "snappy: {e}"),
             SnappyTooLarge { len } => write!(f, "snappy: claims {len} bytes decompressed"),
-            Zstd(e) => write!(f, "zstd: {e}"),
-            ZstdTooLarge => write!(f, "zstd: decompresses past the largest block"),
+            Decompress { codec, error } => write!(f, "{codec}: {error}"),
+            DecompressTooLarge { codec } => {
+                write!(f, "{codec}: decompresses past the largest block")
+            }
+            Lz4Length => write!(f, "LZ4: the block's length prefix does not match its contents"),
+            BashoTable => write!(
+                f,
+                "a table of Basho's LevelDB (stats.sst1 block): its readers take \
+                 leveldb.BuiltinBloomFilter2 for Basho's bloom2, so it is not refiltered"
+            ),
             NoRestartArray => write!(f, "block too short for its restart array"),
             BadEntryHeader { at } => write!(f, "bad entry header at {at} in the block"),
             EntryPastBlock { at } => write!(f, "entry at {at} in the block runs past it"),

@@ -2,12 +2,10 @@
 //! block handles, the 48-byte footer, and the 5-byte trailer after every block (a
 //! compression type and a masked crc32c), with the block's contents decompressed.
 
-use std::io::Read;
-
 use crate::checksum::{masked_crc, unmask};
 use crate::coding::{decode_fixed32, decode_fixed64, get_varint, put_varint};
+use crate::compression::{decompress, Codec, Family};
 use crate::error::{corrupt, ErrorKind, Result};
-use crate::limits::MAX_BLOCK_LEN;
 
 /// The number at the end of every table.
 pub(crate) const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
@@ -15,9 +13,6 @@ pub(crate) const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
 pub(crate) const FOOTER_LEN: usize = 48;
 /// Type byte and masked crc32c after every block.
 pub(crate) const TRAILER_LEN: usize = 5;
-/// Snappy's format expands at most 64 bytes per 3-byte copy; a block claiming a
-/// larger decompressed size is corrupt, found before allocating it.
-const SNAPPY_MAX_EXPANSION: u64 = 22;
 
 /// A block's place in the file (its trailer follows it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,57 +97,41 @@ pub(crate) fn verify_trailer(raw: &[u8], handle: BlockHandle) -> Result<()> {
 }
 
 /// A block read with its trailer into `raw`: its contents, once the checksum is
-/// verified, in `out`, decompressed when it was compressed (reusing `raw` when it
-/// was not).
-pub(crate) fn decode_block(mut raw: Vec<u8>, handle: BlockHandle, out: &mut Vec<u8>) -> Result<()> {
+/// verified, in `out`, decompressed as `family` means its type (reusing `raw` when
+/// stored as is).
+pub(crate) fn decode_block(
+    mut raw: Vec<u8>,
+    handle: BlockHandle,
+    family: Family,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     if raw.get(handle.size as usize) == Some(&0) {
         verify_trailer(&raw, handle)?;
         raw.truncate(handle.size as usize);
         *out = raw;
         return Ok(());
     }
-    decode_block_into(&raw, handle, out).map(|_| ())
+    let len = decode_block_into(&raw, handle, family, out)?.len();
+    out.truncate(len);
+    Ok(())
 }
 
 /// The contents of `raw` (a block and its trailer), once the checksum is verified:
-/// `raw` itself when stored uncompressed, else decompressed into `out`.
+/// `raw` itself when stored as is, else decompressed into `out` as `family` means
+/// its type.
 pub(crate) fn decode_block_into<'a>(
     raw: &'a [u8],
     handle: BlockHandle,
+    family: Family,
     out: &'a mut Vec<u8>,
 ) -> Result<&'a [u8]> {
     verify_trailer(raw, handle)?;
     let (contents, trailer) = raw.split_at(handle.size as usize);
-    let at = handle.offset;
-    match trailer[0] {
-        0 => return Ok(contents),
-        1 => {
-            let len = snap::raw::decompress_len(contents)
-                .or_else(|e| corrupt(at, ErrorKind::Snappy(e)))?;
-            let bound = (contents.len() as u64 * SNAPPY_MAX_EXPANSION).min(MAX_BLOCK_LEN);
-            if len as u64 > bound {
-                return corrupt(at, ErrorKind::SnappyTooLarge { len });
-            }
-            // Grown, never cleared: zeroing what the decoder overwrites costs as much
-            // as a good part of decompressing.
-            if out.len() < len {
-                out.resize(len, 0);
-            }
-            let written = snap::raw::Decoder::new()
-                .decompress(contents, &mut out[..len])
-                .or_else(|e| corrupt(at, ErrorKind::Snappy(e)))?;
-            return Ok(&out[..written]);
+    match Codec::of(trailer[0], family, contents, handle.offset)? {
+        None => Ok(contents),
+        Some(codec) => {
+            let len = decompress(codec, contents, out, handle.offset)?;
+            Ok(&out[..len])
         }
-        2 => {
-            out.clear();
-            zstd::stream::read::Decoder::new(contents)
-                .and_then(|decoder| decoder.take(MAX_BLOCK_LEN + 1).read_to_end(out))
-                .or_else(|e| corrupt(at, ErrorKind::Zstd(e)))?;
-            if out.len() as u64 > MAX_BLOCK_LEN {
-                return corrupt(at, ErrorKind::ZstdTooLarge);
-            }
-        }
-        other => return corrupt(at, ErrorKind::UnknownCompression(other)),
     }
-    Ok(out)
 }

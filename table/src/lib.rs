@@ -16,6 +16,7 @@
 mod block;
 mod checksum;
 mod coding;
+mod compression;
 mod error;
 mod excerpt;
 mod filter_block;
@@ -32,10 +33,11 @@ mod table;
 pub mod version_edit;
 pub mod write_batch;
 
-pub use block::{each_entry, each_user_key};
+pub use block::{each_entry, each_user_key, each_user_key_of};
 pub use checksum::masked_crc;
 pub use coding::{put_length_prefixed, put_varint};
-pub use error::{Error, ErrorKind, Result};
+pub use compression::{Codec, Family};
+pub use error::{Error, ErrorKind, Result, KNOWN_IDS};
 pub use excerpt::{excerpt, EXCERPT_LEN};
 pub use filter_block::{FilterBlock, Lookup};
 pub use filter_block_builder::{FilterBlockBuilder, FILTER_BASE_LG};
@@ -44,7 +46,7 @@ pub use internal_key::INTERNAL_KEY_TAG_LEN;
 pub use limits::{MAX_BLOCK_LEN, MAX_RECORD_LEN};
 pub use rewrite::{rewrite_with_filter, Rewritten};
 pub use source::{open_regular_file, ReadAt};
-pub use table::Table;
+pub use table::{Table, BASHO_STATS};
 
 #[cfg(test)]
 mod tests;

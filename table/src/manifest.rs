@@ -77,6 +77,21 @@ pub fn table_file(db_dir: &Path, number: u64) -> PathBuf {
     }
 }
 
+/// The file of table `number` at `level` of `db_dir`: [`table_file`], or, when
+/// neither of its names exists, Basho's `sst_<level>/NNNNNN.sst` if that one does
+/// (Basho's LevelDB keeps each level's tables in a directory of its own).
+pub fn table_file_at_level(db_dir: &Path, level: usize, number: u64) -> PathBuf {
+    let file = table_file(db_dir, number);
+    let basho = db_dir
+        .join(format!("sst_{level}"))
+        .join(format!("{number:06}.sst"));
+    if !file.exists() && basho.exists() {
+        basho
+    } else {
+        file
+    }
+}
+
 /// Decodes one MANIFEST record (a `VersionEdit`), as LevelDB's `DecodeFrom`: any
 /// unknown tag, a level out of range or a field cut short is an error.
 pub fn decode_edit(record: &[u8]) -> Result<VersionEdit> {

@@ -9,6 +9,7 @@ use std::io::Write;
 
 use crate::block::each_user_key;
 use crate::coding::put_varint;
+use crate::compression::Family;
 use crate::error::{corrupt, Error, ErrorKind, Result};
 use crate::filter_block_builder::FilterBlockBuilder;
 use crate::format::{block_trailer, encode_footer, BlockHandle, FOOTER_LEN};
@@ -33,8 +34,10 @@ pub struct Rewritten {
 
 /// Writes to `out` the table read from `source` with the filter block `filter_name`
 /// (the metaindex key is `filter.` + it) whose filters `create` makes from user keys
-/// (the policy's `CreateFilter`). Memory: a data block, the keys of one filter and
-/// the filter block being built. An error of kind [`ErrorKind::Write`] is one of
+/// (the policy's `CreateFilter`); the blocks are copied whatever their compression
+/// (Mojang's raw deflate included). A table of Basho's LevelDB is refused: its
+/// readers take `leveldb.BuiltinBloomFilter2` for Basho's bloom2. Memory: a data
+/// block, the keys of one filter and the filter block being built. An error of kind [`ErrorKind::Write`] is one of
 /// writing `out`; any other, of reading the old table.
 pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
     source: &R,
@@ -43,6 +46,9 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
     create: impl FnMut(&[&[u8]], &mut Vec<u8>),
 ) -> Result<Rewritten> {
     let table = Table::open(source)?;
+    if table.family == Family::Basho {
+        return Err(Error::new(ErrorKind::BashoTable));
+    }
     let index = table.raw_block(table.index)?;
     let mut filters = FilterBlockBuilder::new(create);
     filters.start_block(0);

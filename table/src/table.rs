@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::block::{each_entry, each_user_key};
+use crate::block::{each_entry, each_user_key_of};
+use crate::compression::Family;
 use crate::error::{corrupt, Error, ErrorKind, Result};
 use crate::filter_block::FilterBlock;
 use crate::format::{
@@ -19,6 +20,8 @@ use crate::source::ReadAt;
 const RUN_LEN: u64 = 1 << 20;
 /// The metaindex key of a filter block is this prefix and the policy's name.
 const FILTER_PREFIX: &[u8] = b"filter.";
+/// The metaindex key of the statistics block Basho's table builder adds.
+pub const BASHO_STATS: &[u8] = b"stats.sst1";
 
 /// A table file, read through `source` one block at a time.
 pub struct Table<'r, R: ReadAt + ?Sized> {
@@ -29,6 +32,8 @@ pub struct Table<'r, R: ReadAt + ?Sized> {
     /// The index block: a separator key at or after each data block's last key,
     /// and the block's handle.
     pub index: BlockHandle,
+    /// Whose compression ids the table's blocks use.
+    pub family: Family,
 }
 
 impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
@@ -45,12 +50,45 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
             .read_exact_at(&mut footer, start)
             .map_err(|e| Error::at(start, ErrorKind::ReadFooter(e)))?;
         let (metaindex, index) = decode_footer(&footer, start)?;
-        Ok(Self {
+        let mut table = Self {
             source,
             file_len,
             metaindex,
             index,
-        })
+            family: Family::Leveldb,
+        };
+        table.family = table.detect_family();
+        Ok(table)
+    }
+
+    /// Basho's when the metaindex names a `stats.sst1` block (Basho's table builder
+    /// always writes one), else LevelDB's. A metaindex that cannot be read says
+    /// LevelDB's: reading it fails again, with its error, where it is needed.
+    fn detect_family(&self) -> Family {
+        let mut basho = false;
+        let _ = self.block(self.metaindex).and_then(|metaindex| {
+            each_entry(&metaindex, self.metaindex.offset, |key, _| {
+                basho |= key == BASHO_STATS;
+                Ok(())
+            })
+        });
+        if basho {
+            Family::Basho
+        } else {
+            Family::Leveldb
+        }
+    }
+
+    /// The names of the metaindex's entries, filters and others (Basho's
+    /// `stats.sst1`), in its order.
+    pub fn meta_block_names(&self) -> Result<Vec<Vec<u8>>> {
+        let metaindex = self.block(self.metaindex)?;
+        let mut names = Vec::new();
+        each_entry(&metaindex, self.metaindex.offset, |key, _| {
+            names.push(key.to_vec());
+            Ok(())
+        })?;
+        Ok(names)
     }
 
     /// The file's length in bytes.
@@ -63,7 +101,7 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
         let mut raw = Vec::new();
         self.read_run(handle, handle, &mut raw)?;
         let mut contents = Vec::new();
-        decode_block(raw, handle, &mut contents)?;
+        decode_block(raw, handle, self.family, &mut contents)?;
         Ok(contents)
     }
 
@@ -148,7 +186,9 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
             let Some(covering) = keys.get_mut(filters.index_of(handle.offset)) else {
                 return Ok(());
             };
-            each_user_key(block, handle.offset, |key| covering.push(key.to_vec()))
+            each_user_key_of(block, handle.offset, self.family, |key| {
+                covering.push(key.to_vec())
+            })
         })?;
         Ok(keys)
     }
@@ -179,7 +219,7 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
             for &handle in &rest[..count] {
                 let start = (handle.offset - first.offset) as usize;
                 let raw = &run[start..start + handle.size as usize + TRAILER_LEN];
-                let block = decode_block_into(raw, handle, &mut contents)?;
+                let block = decode_block_into(raw, handle, self.family, &mut contents)?;
                 visit(handle, block)?;
             }
             rest = &rest[count..];

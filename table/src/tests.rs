@@ -3,6 +3,7 @@
 use crate::block::each_entry;
 use crate::checksum::{mask, masked_crc, unmask};
 use crate::coding::put_varint;
+use crate::compression::Family;
 use crate::error::Result;
 use crate::filter_block::{FilterBlock, Lookup};
 use crate::format::{decode_block_into, handle_value, BlockHandle};
@@ -322,7 +323,22 @@ fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
         size: contents.len() as u64,
     };
     let mut out = Vec::new();
-    let error = decode_block_into(&raw, handle, &mut out).unwrap_err();
+    let error = decode_block_into(&raw, handle, Family::Leveldb, &mut out).unwrap_err();
     assert!(error.to_string().contains("claims"), "{error}");
     assert!(out.capacity() < 1 << 20);
+}
+
+#[test]
+fn bashos_expiry_keys_lose_their_expiry_time_with_their_tag() {
+    // "k1" a value (type 1); "k2" with an expiry time (type 3) before its tag.
+    let plain = [b"k1".as_slice(), &[1, 0, 0, 0, 0, 0, 0, 0]].concat();
+    let expiring = [b"k2".as_slice(), &[9; 8], &[3, 0, 0, 0, 0, 0, 0, 0]].concat();
+    let data = block(&[(0, &plain, b"v"), (0, &expiring, b"v")], &[0]);
+    let keys = |family| {
+        let mut keys = Vec::new();
+        crate::block::each_user_key_of(&data, 0, family, |k| keys.push(k.to_vec())).unwrap();
+        keys
+    };
+    assert_eq!(keys(Family::Basho), [b"k1".to_vec(), b"k2".to_vec()]);
+    assert_eq!(keys(Family::Leveldb)[1], expiring[..10]);
 }

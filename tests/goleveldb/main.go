@@ -14,7 +14,9 @@
 // per key; write uses small tables and compacts, so that many tables with filters
 // are written. read counts how often that filter answered "absent" and prints
 // "found N of M, absent A of B, filter said absent F times"; it exits 1 unless every
-// key of KEYS was found with its value and none of ABSENT was found.
+// key of KEYS was found with its value and none of ABSENT was found. With
+// FILTER_BASE_LG=N in its environment, write gives goleveldb that FilterBaseLg (one
+// filter per 2^N bytes of data-block offsets; 11 by default, as LevelDB's).
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/filter"
@@ -106,6 +109,9 @@ func main() {
 		options.ErrorIfExist = true
 		options.WriteBuffer = 64 * 1024
 		options.CompactionTableSize = 64 * 1024
+		if lg, err := strconv.Atoi(os.Getenv("FILTER_BASE_LG")); err == nil {
+			options.FilterBaseLg = lg
+		}
 	} else {
 		options.ErrorIfMissing = true
 	}

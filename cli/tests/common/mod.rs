@@ -175,6 +175,12 @@ pub fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], 
     });
 }
 
+/// Runs the Python `script` with plyvel (Debian's LevelDB 1.23), the database
+/// directory `db` as its `sys.argv[1]`.
+pub fn plyvel_script(db: &Path, script: &str) {
+    succeed(Command::new(PYTHON).arg("-c").arg(script).arg(db));
+}
+
 /// Writes a goleveldb database in `db` (goleveldb's own bloom filters, under the legacy
 /// name) holding the keys of `keys`, a file of [`keys_file`]'s format.
 pub fn goleveldb_write(db: &Path, keys: &Path) {
@@ -203,7 +209,7 @@ pub fn goleveldb_read(db: &Path, keys: &Path, absent: &Path) -> String {
 /// into target/tmp, once per test process (its tests share the build): under a name
 /// of this process, then renamed into place, so that test processes building it at
 /// once never run a half-written file.
-fn goleveldb_tool() -> PathBuf {
+pub fn goleveldb_tool() -> PathBuf {
     static TOOL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     TOOL.get_or_init(build_goleveldb_tool).clone()
 }
