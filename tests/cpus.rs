@@ -11,6 +11,8 @@
 //!   no byte order of its own), every key read back right by the other library, the
 //!   swap status 3, and this library's statistics showing its filters built and
 //!   queried;
+//! - a plugin linked to LevelDB opened `RTLD_LOCAL`: swapped, and
+//!   `leveldb_bloom_swap_status()` 3 where no trampoline shows the caller (s390x);
 //! - the format core's unit tests and its property tests (with fewer cases), run
 //!   by cargo under qemu.
 //!
@@ -147,11 +149,18 @@ impl Cpu {
 
     /// A program of `c_tests/` built for the CPU against its LevelDB.
     fn program(self, name: &str, lang: Lang, source: &str) -> PathBuf {
+        self.build(name, lang, source, &["-lleveldb", "-ldl"])
+    }
+
+    /// `source` built for the CPU with `flags`.
+    fn build(self, name: &str, lang: Lang, source: &str, flags: &[&str]) -> PathBuf {
         once(&format!("{name}.{}", self.target), || {
-            Program::new(name, lang, &[source])
-                .cross(self.target)
-                .arg("-lleveldb")
-                .arg("-ldl")
+            flags
+                .iter()
+                .fold(
+                    Program::new(name, lang, &[source]).cross(self.target),
+                    |program, flag| program.arg(*flag),
+                )
                 .build()
         })
     }
@@ -278,6 +287,39 @@ fn core_tests(cpu: Cpu) {
     command.env("PROPTEST_CASES", "64");
     let output = run(&mut command);
     print!("{output}");
+}
+
+/// A plugin linked to LevelDB, opened `RTLD_LOCAL` by a host that is not (as in
+/// tests/loaders.rs): swapped, every key right, and `leveldb_bloom_swap_status()` 3,
+/// also where no trampoline shows the caller (s390x): the loaded objects show LevelDB.
+fn plugin_swap_status(cpu: Cpu) {
+    if !cpu.available("the RTLD_LOCAL plugin") {
+        return;
+    }
+    let plugin = cpu.build(
+        "plugin.so",
+        Lang::C99,
+        "c_tests/plugin.c",
+        &["-shared", "-fPIC", "-lleveldb"],
+    );
+    let host = cpu.build("plugin_host", Lang::C99, "c_tests/plugin_host.c", &["-ldl"]);
+    let dir = Scratch::new();
+    let mut command = cpu.emulate(&host, true);
+    command.arg(&plugin).args([dir.path(), "2000", "100"]);
+    let shown = run(&mut command);
+    assert_report("plugin", &shown);
+    assert!(shown.contains("swap status: 3\n"), "{shown}");
+    assert!(shown.contains("read: 2000 present, 2000 absent"), "{shown}");
+}
+
+#[test]
+fn aarch64_plugin_swap_status() {
+    plugin_swap_status(AARCH64);
+}
+
+#[test]
+fn s390x_plugin_swap_status() {
+    plugin_swap_status(S390X);
 }
 
 #[test]
