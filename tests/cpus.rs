@@ -11,6 +11,9 @@
 //!   no byte order of its own), every key read back right by the other library, the
 //!   swap status 3, and this library's statistics showing its filters built and
 //!   queried;
+//! - `dropin_cxx.cc` built with libstdc++'s old `std::string` ABI against LevelDB
+//!   built so for the CPU (Debian's source package, cross-built and cached by
+//!   `tests/reach/build-leveldb`): swapped, stock's tables, every key right;
 //! - a plugin linked to LevelDB opened `RTLD_LOCAL`: swapped, and
 //!   `leveldb_bloom_swap_status()` 3 where no trampoline shows the caller (s390x);
 //! - the format core's unit tests and its property tests (with fewer cases), run
@@ -223,11 +226,10 @@ fn dropin(
 /// A drop-in program on the CPU, stock and swapped by `LD_PRELOAD`: stock's tables,
 /// every key right both ways, this library's filters built and queried. Returns
 /// the stock tables.
-fn prove_swap(cpu: Cpu, name: &str, lang: Lang, source: &str) -> Vec<Vec<u8>> {
-    let exe = cpu.program(name, lang, source);
+fn prove_swap(cpu: Cpu, name: &str, exe: &Path) -> Vec<Vec<u8>> {
     let (stock_db, swapped_db) = (Scratch::new(), Scratch::new());
-    dropin(cpu, &exe, name, "write", &stock_db, false);
-    let (_, stats) = dropin(cpu, &exe, name, "write", &swapped_db, true);
+    dropin(cpu, exe, name, "write", &stock_db, false);
+    let (_, stats) = dropin(cpu, exe, name, "write", &swapped_db, true);
     stats.expect("swapped").assert_built();
     let stock = common::tables_with_filters(&stock_db);
     assert!(
@@ -235,8 +237,8 @@ fn prove_swap(cpu: Cpu, name: &str, lang: Lang, source: &str) -> Vec<Vec<u8>> {
         "{name} on {}: swapped tables differ from stock",
         cpu.target
     );
-    dropin(cpu, &exe, name, "read", &swapped_db, false);
-    let (_, stats) = dropin(cpu, &exe, name, "read", &stock_db, true);
+    dropin(cpu, exe, name, "read", &swapped_db, false);
+    let (_, stats) = dropin(cpu, exe, name, "read", &stock_db, true);
     // 20,000 keys never written (and the deleted ones) answered absent by our filters.
     stats.expect("swapped").assert_rejected(19_000);
     stock
@@ -254,7 +256,8 @@ fn host_tables(name: &str, lang: Lang, source: &str) -> Vec<Vec<u8>> {
 
 fn c_program_swapped(cpu: Cpu) {
     if cpu.available("dropin_c") {
-        let tables = prove_swap(cpu, "dropin_c", Lang::C99, "c_tests/dropin_c.c");
+        let exe = cpu.program("dropin_c", Lang::C99, "c_tests/dropin_c.c");
+        let tables = prove_swap(cpu, "dropin_c", &exe);
         assert!(
             tables == host_tables("dropin_c_host", Lang::C99, "c_tests/dropin_c.c"),
             "{}: LevelDB's tables differ from the host's",
@@ -265,8 +268,44 @@ fn c_program_swapped(cpu: Cpu) {
 
 fn cxx_program_swapped(cpu: Cpu) {
     if cpu.available("dropin_cxx") {
-        prove_swap(cpu, "dropin_cxx", Lang::Cxx11, "c_tests/dropin_cxx.cc");
+        let exe = cpu.program("dropin_cxx", Lang::Cxx11, "c_tests/dropin_cxx.cc");
+        prove_swap(cpu, "dropin_cxx", &exe);
     }
+}
+
+/// The C++ drop-in program built with libstdc++'s old `std::string` ABI against
+/// LevelDB 1.23 built so for the CPU (Debian's source package, cross-built by
+/// `tests/reach/build-leveldb`, cached): swapped, its filters land in old-ABI strings
+/// right (stock's tables, every key read back).
+fn old_abi_cxx_program_swapped(cpu: Cpu) {
+    if !cpu.available("an old-ABI C++ program") {
+        return;
+    }
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let build = once(&format!("old-abi-leveldb.{}", cpu.target), || {
+        let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+        let mut command = common::command(common::repo().join("tests/reach/build-leveldb"));
+        command
+            .arg(common::cache_dir("reach/leveldb"))
+            .args(["old-abi", cpu.multiarch]);
+        PathBuf::from(run(&mut command).trim())
+    });
+    let include = build.with_file_name("src").join("include");
+    let flags = [
+        "-D_GLIBCXX_USE_CXX11_ABI=0".to_string(),
+        format!("-I{}", include.display()),
+        format!("-L{}", build.display()),
+        format!("-Wl,-rpath,{}", build.display()),
+        "-lleveldb".to_string(),
+    ];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let exe = cpu.build(
+        "dropin_cxx_old_abi",
+        Lang::Cxx11,
+        "c_tests/dropin_cxx.cc",
+        &flags,
+    );
+    prove_swap(cpu, "dropin_cxx", &exe);
 }
 
 /// The core's unit tests and its property tests, 64 cases each, under qemu.
@@ -350,6 +389,16 @@ fn aarch64_cxx_program_swapped_by_preload() {
 #[test]
 fn s390x_cxx_program_swapped_by_preload() {
     cxx_program_swapped(S390X);
+}
+
+#[test]
+fn aarch64_old_abi_cxx_program_swapped_by_preload() {
+    old_abi_cxx_program_swapped(AARCH64);
+}
+
+#[test]
+fn s390x_old_abi_cxx_program_swapped_by_preload() {
+    old_abi_cxx_program_swapped(S390X);
 }
 
 #[test]
