@@ -17,7 +17,7 @@
 //! - a plugin linked to LevelDB opened `RTLD_LOCAL`: swapped, and
 //!   `leveldb_bloom_swap_status()` 3 where no trampoline shows the caller (s390x);
 //! - the format core's unit tests and its property tests (with fewer cases), run
-//!   by cargo under qemu.
+//!   by cargo under qemu (all but one exhaustive arithmetic check: see `core_tests`).
 //!
 //! The builds are cached under `target/cpus` (their own cargo target directory:
 //! `cargo test` holds the lock of `target/`). A CPU whose toolchain, LevelDB or
@@ -308,7 +308,9 @@ fn old_abi_cxx_program_swapped(cpu: Cpu) {
     prove_swap(cpu, "dropin_cxx", &exe);
 }
 
-/// The core's unit tests and its property tests, 64 cases each, under qemu.
+/// The core's unit tests and its property tests (64 cases each), under qemu: all but
+/// the exhaustive check of the bit position's remainder for every 32-bit hash, a
+/// minute emulated (it is arithmetic, not byte order; the host runs it).
 fn core_tests(cpu: Cpu) {
     if !cpu.available("the core's tests") {
         return;
@@ -323,7 +325,9 @@ fn core_tests(cpu: Cpu) {
         "--test",
         "properties",
     ]);
-    command.env("PROPTEST_CASES", "64");
+    command
+        .args(["--", "--skip", "remainder_is_exact_for_every_h"])
+        .env("PROPTEST_CASES", "64");
     let output = run(&mut command);
     print!("{output}");
 }
