@@ -141,3 +141,32 @@ fn a_static_link_is_named() {
         "contrib/leveldb/util/bloom.cc",
     );
 }
+
+/// `reach --json`: one document naming each file's verdict; no file is a usage error.
+#[test]
+fn reach_json_and_usage() {
+    let plain = object("self_bound_plain.so", &["-fPIC", "-shared"]);
+    let flags = ["-fPIC", "-shared", "-Wl,-Bsymbolic-functions"];
+    let bound = object("self_bound_symbolic_functions.so", &flags);
+    let output = common::command(common::tool())
+        .args(["reach", "--json"])
+        .arg(&plain)
+        .arg(&bound)
+        .output()
+        .expect("the tool runs");
+    assert_eq!(output.status.code(), Some(3));
+    let document = String::from_utf8_lossy(&output.stdout);
+    for part in [
+        "\"verdict\": \"exports-and-relocates\"",
+        "\"verdict\": \"symbolic-functions\"",
+        "\"reached_all\": false",
+        "\"string_abi\"",
+    ] {
+        assert!(document.contains(part), "{part} not in {document}");
+    }
+    let usage = common::command(common::tool())
+        .arg("reach")
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+}
