@@ -170,3 +170,35 @@ fn reach_json_and_usage() {
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
 }
+
+/// What `reach` refuses, each named on stderr with exit 1 (the other files still
+/// reported): a FIFO (never waited on), a device, a truncated ELF file.
+#[test]
+fn reach_refuses_what_it_cannot_read() {
+    let plain = object("self_bound_plain.so", &["-fPIC", "-shared"]);
+    let dir = common::Scratch::new();
+    std::fs::create_dir_all(dir.dir()).unwrap();
+    let fifo = dir.dir().join("fifo");
+    let made = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o600) }, 0);
+    let truncated = dir.dir().join("truncated.so");
+    std::fs::write(&truncated, &std::fs::read(&plain).unwrap()[..100]).unwrap();
+    let output = common::command("timeout")
+        .arg("20")
+        .arg(common::tool())
+        .arg("reach")
+        .args([&fifo, std::path::Path::new("/dev/zero"), &truncated, &plain])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for part in [
+        "fifo: not a regular file",
+        "/dev/zero: not a regular file",
+        "truncated.so: a damaged ELF file",
+    ] {
+        assert!(stderr.contains(part), "{part} not in {stderr}");
+    }
+    assert!(String::from_utf8_lossy(&output.stdout).contains("self_bound_plain.so: holds LevelDB"));
+}
