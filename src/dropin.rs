@@ -17,6 +17,7 @@ use libc::size_t;
 use super::args::{slice_bytes, slices, Slice};
 use super::ops::{self, Asker};
 use super::registry::{PolicyState, REGISTRY};
+use super::self_bound;
 use super::{c_text, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 use string_abi::{CallerNames, StringAbi};
@@ -224,8 +225,16 @@ unsafe extern "C" fn key_may_match(
 /// `leveldb_bloom_swap_status`: which of the two names resolve to this library in
 /// the global scope, once LevelDB is in the process: in the global scope, or seen
 /// by a policy made for it.
+///
+/// Where no trampoline shows the caller (every CPU but x86-64 and AArch64), a LevelDB
+/// loaded privately shows in the loaded objects instead; and a loaded LevelDB that
+/// calls its own policy inside itself ([`self_bound`]) makes it 0: not every LevelDB
+/// in the process is swapped.
 pub(crate) fn swap_status(c_api: c_int, cxx_api: c_int) -> c_int {
-    if !REACHED_BY_LEVELDB.load(Ordering::Relaxed) && !leveldb_in_global_scope() {
+    let leveldb_present = REACHED_BY_LEVELDB.load(Ordering::Relaxed)
+        || leveldb_in_global_scope()
+        || self_bound::leveldb_loaded();
+    if !leveldb_present || !self_bound::self_bound().is_empty() {
         return 0;
     }
     let ours = |name: &CStr| loaded::in_this_library(loaded::global_symbol(name));

@@ -16,7 +16,8 @@
 //! asked the core, counted: the core counts nothing). Every bad input gets a
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
-//! [`stats_report`] is `LEVELDB_BLOOM_STATS`.
+//! [`stats_report`] is `LEVELDB_BLOOM_STATS`, which also names the loaded LevelDBs
+//! the swap cannot reach ([`self_bound`]).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -29,6 +30,7 @@ mod fork;
 mod fork_lock;
 mod ops;
 mod registry;
+mod self_bound;
 mod stats;
 mod stats_report;
 

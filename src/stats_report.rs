@@ -15,6 +15,8 @@
 //! the write. A process that never used the library (no policy made, nothing
 //! counted: a shell under `LD_PRELOAD`) writes no summary. A forked child starts
 //! from zero, so its summary, under its own pid, holds only what it counted.
+//! Beside it, one line for each loaded object whose LevelDB the swap cannot reach
+//! (`self_bound`), written even when the library was never used.
 
 mod destination;
 
@@ -23,6 +25,7 @@ use std::sync::OnceLock;
 
 use super::guard;
 use super::registry::REGISTRY;
+use super::self_bound;
 use super::stats::{self, Stats};
 use bloom::Counts;
 use destination::{write_unblocked, Destination, Stderr};
@@ -106,8 +109,14 @@ extern "C" fn report() {
             };
             let now = stats::snapshot();
             let used = now != Stats::default() || REGISTRY.ever_registered();
-            let line = used.then(|| summary(&now, std::process::id()) + "\n");
-            if let Err(why) = destination.finish(line.as_ref().map(String::as_bytes)) {
+            let mut text = String::new();
+            if used {
+                text = summary(&now, std::process::id()) + "\n";
+            }
+            // Said even when the library was never used: the swap missed LevelDB.
+            text.extend(self_bound::self_bound().iter().map(|object| object.line()));
+            let text = (!text.is_empty()).then_some(text);
+            if let Err(why) = destination.finish(text.as_ref().map(String::as_bytes)) {
                 stderr.say(&format!(
                     "leveldb-bloom: {}: statistics summary {why}\n",
                     VARIABLE.to_string_lossy()

@@ -150,6 +150,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Tells, without running them, whether LD_PRELOAD=libleveldb_bloom.so reaches the
+    /// LevelDB bloom policy of programs, extension modules and libraries.
+    ///
+    /// Reads each ELF file's dynamic symbols, relocations and flags: whether it calls
+    /// LevelDB's bloom functions through the dynamic linker (LD_PRELOAD reaches
+    /// them), or binds them inside itself (linked -Bsymbolic or -Bsymbolic-functions,
+    /// LevelDB linked statically, or held with hidden symbols), which std::string ABI
+    /// its LevelDB has, and the route that swaps it. Exit status: 0 when LD_PRELOAD
+    /// reaches every LevelDB bloom call in the files; 3 when some cannot be reached
+    /// (why and the route on stdout); 1 when a file could not be read or is not an
+    /// ELF file; 2 on a usage error.
+    Reach {
+        /// Programs, extension modules (*.so) or shared libraries.
+        #[arg(required = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        files: Vec<PathBuf>,
+        /// One JSON document on stdout instead of the text report.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `show`'s arguments.

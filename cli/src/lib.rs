@@ -5,7 +5,8 @@
 //! following keys through a database's tables and filters ([`explain`],
 //! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
 //! command line ([`args`], [`key_input`]), its hints on wrong turns ([`hints`]), its
-//! man pages ([`man`]) and completions ([`docs`]); writing safely to terminals and
+//! man pages ([`man`]) and completions ([`docs`]); whether `LD_PRELOAD` reaches the
+//! LevelDB of an ELF file ([`reach`], [`reach_command`]); writing safely to terminals and
 //! files ([`output`]).
 
 pub mod args;
@@ -28,6 +29,8 @@ pub mod lock;
 pub mod log_keys;
 pub mod man;
 pub mod output;
+pub mod reach;
+pub mod reach_command;
 pub mod refilter;
 pub mod refilter_command;
 pub mod report;

@@ -11,6 +11,8 @@
 //! Get does: the tables consulted, each filter's answer, the blocks read.
 //! `leveldb-bloom show` writes a page that draws a table's (or a playground's)
 //! filters bit by bit. `leveldb-bloom refilter` gives a closed database new filters.
+//! `leveldb-bloom reach FILE...` tells whether `LD_PRELOAD` reaches the LevelDB in
+//! programs and libraries.
 //!
 //! This file only parses the command line and dispatches; each subcommand is a
 //! module of the library, and a failed run's error is printed in one place
@@ -23,7 +25,7 @@ use clap::{CommandFactory, FromArgMatches, Subcommand};
 use leveldb_bloom_cli::args::{Cli, Command};
 use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::{
-    audit_command, exit, explain_command, hints, refilter_command, show_command,
+    audit_command, exit, explain_command, hints, reach_command, refilter_command, show_command,
 };
 
 fn main() -> ExitCode {
@@ -70,6 +72,7 @@ fn run() -> anyhow::Result<ExitCode> {
             dry_run,
             json,
         } => refilter_command::run(&path, &bits_per_key, policy, dry_run, json),
+        Command::Reach { files, json } => reach_command::run(&files, json),
     }
 }
 

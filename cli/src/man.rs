@@ -19,6 +19,7 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("Follow a key through the tables as a Get does:", "leveldb-bloom explain /var/lib/app/db user:1042"),
             ("Draw a table's filters on a page:", "leveldb-bloom show /var/lib/app/db/000005.ldb -o filters.html"),
             ("Give a closed database LevelDB's filters, without rewriting its data:", "leveldb-bloom refilter /var/lib/app/db --bits-per-key 10"),
+            ("Will LD_PRELOAD swap a program's LevelDB?", "leveldb-bloom reach ./app"),
         ],
     ),
     (
@@ -43,6 +44,14 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("Why is this Get slow? Follow two keys:", "leveldb-bloom explain db user:1042 user:9999"),
             ("A key that is not text, in hex, with keys since the last flush:", "leveldb-bloom explain --hex --log db 00ff7365"),
             ("As goleveldb reads its filters:", "leveldb-bloom explain --policy legacy db user:1042"),
+        ],
+    ),
+    (
+        "reach",
+        &[
+            ("Will LD_PRELOAD swap this Python extension's LevelDB?", "leveldb-bloom reach /usr/lib/python3/dist-packages/plyvel/_plyvel.cpython-311-x86_64-linux-gnu.so"),
+            ("A program and the LevelDB it loads, as JSON:", "leveldb-bloom reach --json ./app /usr/lib/x86_64-linux-gnu/libleveldb.so.1d"),
+            ("In a script: 3 means some LevelDB cannot be swapped by LD_PRELOAD:", "leveldb-bloom reach ./app || echo \"take the route shown\""),
         ],
     ),
     (

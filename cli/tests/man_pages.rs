@@ -50,6 +50,7 @@ fn every_page_has_examples_that_parse_see_also_and_value_names() {
             "leveldb-bloom",
             "leveldb-bloom-audit",
             "leveldb-bloom-explain",
+            "leveldb-bloom-reach",
             "leveldb-bloom-refilter",
             "leveldb-bloom-show"
         ]

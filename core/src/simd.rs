@@ -16,6 +16,7 @@ mod level;
 mod scalar;
 
 pub(crate) use level::SimdLevel;
+#[cfg(target_arch = "x86_64")]
 use level::Vector;
 pub use level::SIMD_LEVELS;
 

@@ -77,7 +77,7 @@ macro_rules! with_caller {
         #[cfg(target_arch = "aarch64")]
         core::arch::naked_asm!("mov x1, x30", "b {body}", body = sym $body);
         #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        return $body($argument, ptr::null());
+        return $body($argument, ptr::null()).cast();
     }};
 }
 use with_caller;

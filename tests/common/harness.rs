@@ -297,3 +297,37 @@ pub fn parse_report(name: &str, line: &str) -> Option<(u64, u64)> {
     let failed = rest.strip_suffix(" failed")?;
     Some((checks.parse().ok()?, failed.parse().ok()?))
 }
+
+/// Every fixed case of the reference harness compares at least this many filters and
+/// queries.
+const FIXED_FILTERS: u64 = 350;
+const FIXED_QUERIES: u64 = 75_000;
+
+/// The reference harness's count line, for `random_cases` generated cases: no
+/// mismatch, and every case compared.
+pub fn reference_compared(stdout: &str, random_cases: u64) {
+    let report = stdout
+        .lines()
+        .find(|line| line.starts_with("reference: "))
+        .unwrap_or_else(|| panic!("no count line in: {stdout}"));
+    println!("{report}");
+    let numbers: Vec<u64> = report
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|word| !word.is_empty())
+        .map(|word| word.parse().expect("digits"))
+        .collect();
+    let [filters, _bytes, queries, _foreign, mismatches] = numbers[..] else {
+        panic!("unexpected count line: {report}");
+    };
+    assert_eq!(mismatches, 0, "{report}");
+    // Each generated case is one filter and at least 20 queries on it, plus 10
+    // foreign filters of 8 queries each.
+    assert!(
+        filters >= FIXED_FILTERS + random_cases,
+        "too few filters compared: {report}"
+    );
+    assert!(
+        queries >= FIXED_QUERIES + 100 * random_cases,
+        "too few queries compared: {report}"
+    );
+}

@@ -17,6 +17,8 @@ pub struct Program {
     sources: Vec<PathBuf>,
     args: Vec<String>,
     repo_headers: bool,
+    /// The target triple it is built for: this build's, unless [`Program::cross`].
+    target: &'static str,
 }
 
 impl Program {
@@ -28,7 +30,16 @@ impl Program {
             sources: sources.iter().map(|s| repo().join(s)).collect(),
             args: Vec::new(),
             repo_headers: true,
+            target: env!("LEVELDB_BLOOM_TARGET"),
         }
+    }
+
+    /// Built for another CPU, with its cross compiler (Debian's `<triple>-gcc`, as the
+    /// `cc` crate finds it); the file name gets the triple.
+    pub fn cross(mut self, target: &'static str) -> Self {
+        self.name = format!("{}.{target}", self.name);
+        self.target = target;
+        self
     }
 
     /// Leaves out `-Iinclude`: the headers must come from the arguments (e.g. an
@@ -79,12 +90,11 @@ impl Program {
 
     /// Compiles and links; panics with the compiler's output on failure.
     pub fn build(self) -> PathBuf {
-        let target = env!("LEVELDB_BLOOM_TARGET");
         let cpp = self.lang != Lang::C99;
         let tool = cc::Build::new()
             .cpp(cpp)
-            .target(target)
-            .host(target)
+            .target(self.target)
+            .host(env!("LEVELDB_BLOOM_TARGET"))
             .opt_level(1)
             .debug(true)
             .cargo_metadata(false)
