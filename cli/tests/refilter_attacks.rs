@@ -58,7 +58,9 @@ fn refilter_stopped_at(
     db: &Path,
     step: u32,
 ) -> Result<std::process::Child, std::process::ExitStatus> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+    // Reaped by the waitpid below when it exits (std's wait would find no child).
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
         .arg("refilter")
         .arg(db)
         .args(["--bits-per-key", "10"])
