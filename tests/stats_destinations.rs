@@ -11,31 +11,16 @@ mod common;
 
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use common::harness::assert_report;
-use common::{command, lib_path, once, Lang, Program, Scratch};
+use common::stats::{open_scratch as scratch, stats_host as host};
+use common::{command, lib_path};
 
 const VARIABLE: &str = "LEVELDB_BLOOM_STATS";
 /// Every run is killed after this long: a hang fails the test instead of stalling it.
 const SECONDS: &str = "20";
-
-fn host() -> PathBuf {
-    once("stats_host", || {
-        Program::new("stats_host", Lang::C99, &["c_tests/stats_host.c"])
-            .link_bloom()
-            .build()
-    })
-}
-
-/// A scratch directory that exists, and that `nobody` may enter.
-fn scratch() -> Scratch {
-    let scratch = Scratch::new();
-    std::fs::create_dir_all(scratch.dir()).unwrap();
-    std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    scratch
-}
 
 /// Whether this test runs as root, as the runs as `nobody` and the setuid-root
 /// program need (`make test` runs as root); otherwise says the test is skipped.

@@ -6,28 +6,13 @@
 mod common;
 
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{command, lib_path, once, Lang, Program, Scratch};
+use common::stats::{open_scratch as scratch, stats_host as host};
+use common::{command, lib_path};
 
 const VARIABLE: &str = "LEVELDB_BLOOM_STATS";
-
-fn host() -> PathBuf {
-    once("stats_host", || {
-        Program::new("stats_host", Lang::C99, &["c_tests/stats_host.c"])
-            .link_bloom()
-            .build()
-    })
-}
-
-fn scratch() -> Scratch {
-    let scratch = Scratch::new();
-    std::fs::create_dir_all(scratch.dir()).unwrap();
-    std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    scratch
-}
 
 /// The host asking 10 keys, with the variable set to `value`, in `cwd`.
 fn host_run(value: &Path, cwd: &Path) -> Output {
