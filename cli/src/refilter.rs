@@ -167,18 +167,24 @@ fn refilter_locked(
     let first = next_free_number(dir, &version)?;
     let numbers = FileNumbers::after(first, live.len())?;
     let mut commit = Commit::new(dir);
-    // Opened and created one after the other, in the MANIFEST's order; written in
-    // parallel, each by one thread: memory is a table's filter block and index,
-    // and one data block, per thread.
-    let jobs = live
-        .iter()
-        .zip(first..)
-        .map(|(table, number)| Job::open(dir, table, number, &mut commit))
-        .collect::<Result<Vec<Job>>>()?;
-    let done = jobs
-        .par_iter()
-        .map(|job| job.run(dir, policy))
-        .collect::<Result<Vec<_>>>()?;
+    let mut done = Vec::with_capacity(live.len());
+    // A few tables per thread at a time, so that the open files stay few: opened and
+    // created one after the other, in the MANIFEST's order; written in parallel,
+    // each by one thread (memory: a table's filter block and index, and one data
+    // block, per thread).
+    let batch = 2 * rayon::current_num_threads().max(1);
+    for (tables, numbers) in live.chunks(batch).zip((first..).step_by(batch)) {
+        let jobs = tables
+            .iter()
+            .zip(numbers..)
+            .map(|(table, number)| Job::open(dir, table, number, &mut commit))
+            .collect::<Result<Vec<Job>>>()?;
+        done.extend(
+            jobs.par_iter()
+                .map(|job| job.run(dir, policy))
+                .collect::<Result<Vec<_>>>()?,
+        );
+    }
     let (tables, refiltered): (Vec<LiveTable>, Vec<TableRefiltered>) = done.into_iter().unzip();
     report.tables = refiltered;
     let manifest = format!("MANIFEST-{:06}", numbers.manifest);
