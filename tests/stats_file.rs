@@ -212,3 +212,41 @@ fn a_fifo_without_a_reader_at_exit_says_so_then() {
         "{stderr}"
     );
 }
+
+/// A pseudo-terminal (known by its device number, opened without becoming the
+/// process's controlling terminal) gets the summary.
+#[test]
+fn a_terminal_gets_the_summary() {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut replica) = (0, 0);
+    let mut name = [0 as libc::c_char; 64];
+    // SAFETY: room for both descriptors and a name of 64 bytes; no settings given.
+    let made = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut replica,
+            name.as_mut_ptr(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: fresh descriptors, each owned once.
+    let (master, _replica) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::os::fd::OwnedFd::from_raw_fd(replica),
+        )
+    };
+    // SAFETY: openpty wrote a NUL-terminated name.
+    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) };
+    let scratch = scratch();
+    let run = host_run(Path::new(name.to_str().unwrap()), scratch.dir());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert_eq!(stderr, "");
+    let mut text = vec![0; 4096];
+    let n = (&master).read(&mut text).unwrap();
+    let text = String::from_utf8_lossy(&text[..n]);
+    assert!(text.contains(" 10 filter queries"), "{text}");
+}

@@ -36,9 +36,9 @@ impl StatsFile {
         let path = absolute(value)?;
         match open_path(&path, 0) {
             Ok(handle) => {
-                let kind = kind(handle.0)?;
-                writable_kind(kind, &path)?;
-                if kind == libc::S_IFREG {
+                let status = examine(&handle)?;
+                writable_kind(&status)?;
+                if status.st_mode & libc::S_IFMT == libc::S_IFREG {
                     check_may_write(&path)?;
                 }
             }
@@ -53,16 +53,18 @@ impl StatsFile {
 
     /// Opens the file for appending, created if missing, checked again as at start.
     pub(super) fn open(&self) -> Result<Fd, String> {
-        loop {
+        // Another process may create the file between the two opens (a forked
+        // sibling's summary); a file made and removed again and again is given up.
+        for _ in 0..3 {
             match open_path(&self.0, 0) {
                 Ok(handle) => {
-                    writable_kind(kind(handle.0)?, &self.0)?;
+                    writable_kind(&examine(&handle)?)?;
                     return reopen(&handle, &self.0);
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
                     match open_resolved(&self.0, WRITE_FLAGS | libc::O_CREAT | libc::O_EXCL) {
                         Ok(fd) => return Ok(fd),
-                        // Made meanwhile (another process's summary): open that one.
+                        // Made meanwhile: open that one.
                         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
                         Err(e) => return Err(cannot_open(&e)),
                     }
@@ -70,6 +72,7 @@ impl StatsFile {
                 Err(e) => return Err(cannot_open(&e)),
             }
         }
+        Err("created and removed again while it was opened".into())
     }
 }
 
@@ -158,7 +161,7 @@ fn open_resolved(path: &CStr, flags: c_int) -> io::Result<Fd> {
     Ok(Fd(fd))
 }
 
-/// The file type (`S_IFMT` bits) and device number of what `fd` refers to.
+/// The status of what `fd` refers to.
 fn stat(fd: c_int) -> io::Result<libc::stat> {
     let mut status = MaybeUninit::<libc::stat>::uninit();
     // SAFETY: `status` is writable room for one `struct stat`.
@@ -169,34 +172,28 @@ fn stat(fd: c_int) -> io::Result<libc::stat> {
     Ok(unsafe { status.assume_init() })
 }
 
-fn kind(fd: c_int) -> Result<libc::mode_t, String> {
-    stat(fd)
-        .map(|s| s.st_mode & libc::S_IFMT)
-        .map_err(|e| format!("cannot examine: {e}"))
+/// The status of the `O_PATH` descriptor `handle`: what it is, read without
+/// opening it.
+fn examine(handle: &Fd) -> Result<libc::stat, String> {
+    stat(handle.0).map_err(|e| format!("cannot examine: {e}"))
 }
 
-/// An error unless `kind` is a regular file, a FIFO or a terminal (`path`'s).
-fn writable_kind(kind: libc::mode_t, path: &CStr) -> Result<(), String> {
-    match kind {
+/// An error unless `status` is a regular file's, a FIFO's or a terminal's.
+fn writable_kind(status: &libc::stat) -> Result<(), String> {
+    match status.st_mode & libc::S_IFMT {
         libc::S_IFREG | libc::S_IFIFO => Ok(()),
         libc::S_IFLNK => Err("a symbolic link, not followed".into()),
         libc::S_IFDIR => Err(cannot_open(&io::Error::from_raw_os_error(libc::EISDIR))),
-        libc::S_IFCHR if is_terminal(path) => Ok(()),
+        libc::S_IFCHR if is_terminal(status.st_rdev) => Ok(()),
         _ => Err("neither a regular file nor a FIFO, nor a terminal: not opened".into()),
     }
 }
 
-/// Whether the character device at `path` is a terminal, by its device number
-/// (Linux's: the virtual consoles and serial lines, `/dev/tty` and `/dev/console`,
-/// and pseudo-terminals), read without opening it.
-fn is_terminal(path: &CStr) -> bool {
-    let Ok(handle) = open_path(path, 0) else {
-        return false;
-    };
-    let Ok(status) = stat(handle.0) else {
-        return false;
-    };
-    let (major, minor) = (libc::major(status.st_rdev), libc::minor(status.st_rdev));
+/// Whether the character device `device` is a terminal, by Linux's device numbers:
+/// the virtual consoles and serial lines, `/dev/tty` and `/dev/console`, and
+/// pseudo-terminals.
+fn is_terminal(device: libc::dev_t) -> bool {
+    let (major, minor) = (libc::major(device), libc::minor(device));
     major == 4 || (major == 5 && minor <= 1) || (136..=143).contains(&major)
 }
 
