@@ -219,6 +219,7 @@ fn symlinked_or_special_files_are_refused_and_never_read() {
             "CURRENT",
             "a symbolic link, not a regular file (not followed)",
         ),
+        ("LOCK", "a symbolic link, not a regular file (not followed)"),
     ] {
         let db = Scratch::new();
         copy_db(&original.0, &db.0);
