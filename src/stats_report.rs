@@ -1,24 +1,28 @@
 //! `LEVELDB_BLOOM_STATS`: filter statistics for a program that was not written for
 //! them. When the variable is set as the library starts (its ELF constructor), the
-//! destination is opened at once and counting starts; when the process exits
+//! destination is checked at once and counting starts; when the process exits
 //! normally, one line sums the counts up there: on the process's stderr as it was at
 //! start for `stderr`, else appended to the file the value names (relative to the
-//! directory the process started in).
+//! directory the process started in, resolved then).
 //!
 //! Safe in any process: the variable is ignored in a secure-execution process
-//! (setuid, setgid, file capabilities: `AT_SECURE`); the path is opened with
-//! `O_NOFOLLOW|O_NONBLOCK|O_APPEND|O_CLOEXEC` (created `0644` before the umask) and
-//! used only when it is a regular file or a FIFO with a reader; the write never
+//! (setuid, setgid, file capabilities: `AT_SECURE`); the file is opened only when
+//! there is a summary to write, with `O_NOFOLLOW|O_NONBLOCK|O_APPEND|O_CLOEXEC`
+//! (created `0644` before the umask), after its type was read without opening it
+//! (`O_PATH`), and only a regular file, a FIFO with a reader or a terminal; no
+//! symlink is followed in its path where the kernel has `openat2`. The write never
 //! blocks (a full pipe or a stopped terminal on stderr gets 0.1 s) or raises
 //! SIGPIPE, and is skipped when the program closed the descriptor.
-//! Every failure is one line on stderr: at start for the destination, at exit for
-//! the write. A process that never used the library (no policy made, nothing
-//! counted: a shell under `LD_PRELOAD`) writes no summary. A forked child starts
-//! from zero, so its summary, under its own pid, holds only what it counted.
+//! Every failure is one line on stderr: at start for a destination refused then,
+//! at exit for the open and the write. A process that never used the library (no
+//! policy made, nothing counted: a shell under `LD_PRELOAD`) writes no summary and
+//! creates no file. A forked child starts from zero, so its summary, under its own
+//! pid, holds only what it counted.
 //! Beside it, one line for each loaded object whose LevelDB the swap cannot reach
 //! (`self_bound`), written even when the library was never used.
 
 mod destination;
+mod stats_file;
 
 use std::ffi::CStr;
 use std::sync::OnceLock;

@@ -116,13 +116,16 @@ pub enum Command {
     ///
     /// For each live table (from CURRENT and its MANIFEST): a new table file whose
     /// data and index blocks are copied byte for byte, with a filter block built as
-    /// LevelDB 1.23 builds it for those keys and that policy; each new table is synced
-    /// and audited; then a new MANIFEST is written and synced, and CURRENT replaced
-    /// atomically. The old tables stay until LevelDB next opens the database and
-    /// deletes them. Holds the database's LOCK throughout and refuses when a program
-    /// has the database open, when its comparator is not leveldb.BytewiseComparator,
-    /// when a table cannot be read completely, or when the disk has too little room;
-    /// on any error nothing changes. With --dry-run, writes nothing and reports what
+    /// LevelDB 1.23 builds it for those keys and that policy, tables in parallel;
+    /// each new table is synced and read back; then a new MANIFEST is written and
+    /// synced, and CURRENT replaced atomically. The old tables stay until LevelDB
+    /// next opens the database and deletes them. The directory is opened once and
+    /// every file reached through that handle; new files take the permissions of the
+    /// files they replace. Holds the database's LOCK throughout and refuses when a
+    /// program has the database open, when its comparator is not
+    /// leveldb.BytewiseComparator, when a table, MANIFEST or CURRENT is a symlink or
+    /// not a regular file, when a table cannot be read completely, or when the disk
+    /// has too little room; on any error nothing changes. With --dry-run, writes nothing and reports what
     /// each --bits-per-key would cost and save. Exit status: 0 when done, 1 when
     /// nothing was changed because of an error, 2 on a usage error.
     Refilter {

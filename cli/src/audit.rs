@@ -303,30 +303,49 @@ fn summarize_filters(
     reading: Option<TailBytes>,
 ) {
     report.filters = filters.count();
-    let consulted: Vec<(&[u8], usize)> = (0..consulted_keys.len())
-        .filter_map(|i| match filters.lookup(i) {
-            Lookup::Filter(filter) => Some((filter, consulted_keys[i])),
-            _ => None,
-        })
-        .collect();
+    let consulted = consulted_filters(filters, consulted_keys);
     report.filter_bytes = consulted
         .iter()
         .map(|(f, _)| f.len())
         .fold(0, usize::saturating_add);
+    report.k = consulted.iter().find_map(|(f, _)| f.last().copied());
+    let (bits_per_key, false_positive_percent) = measure(&consulted);
+    report.bits_per_key = bits_per_key;
+    if reading.is_some() {
+        report.false_positive_percent = false_positive_percent;
+    }
+}
+
+/// The filters of `filters` that LevelDB consults (neither empty nor invalid), each
+/// with the keys it covers (`consulted_keys`, by filter index).
+pub fn consulted_filters<'a>(
+    filters: &FilterBlock<'a>,
+    consulted_keys: &[usize],
+) -> Vec<(&'a [u8], usize)> {
+    (0..consulted_keys.len())
+        .filter_map(|i| match filters.lookup(i) {
+            Lookup::Filter(filter) => Some((filter, consulted_keys[i])),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The bits per key of `consulted` filters (each with the keys it covers; the k
+/// byte left out), and the measured false-positive rate in percent when they cover
+/// keys.
+pub fn measure(consulted: &[(&[u8], usize)]) -> (f64, Option<f64>) {
     let bits: usize = consulted
         .iter()
         .map(|(f, _)| 8 * f.len().saturating_sub(1))
         .fold(0, usize::saturating_add);
     let keys: usize = consulted.iter().map(|&(_, n)| n).sum();
-    report.bits_per_key = if keys == 0 {
-        0.0
-    } else {
-        bits as f64 / keys as f64
-    };
-    report.k = consulted.iter().find_map(|(f, _)| f.last().copied());
-    if reading.is_some() && keys > 0 {
-        report.false_positive_percent = Some(100.0 * false_positives(&consulted, keys));
+    if keys == 0 {
+        return (0.0, None);
     }
+    (
+        bits as f64 / keys as f64,
+        Some(100.0 * false_positives(consulted, keys)),
+    )
 }
 
 /// The share of random absent keys the filters answer "may match", each filter asked

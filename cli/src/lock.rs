@@ -3,7 +3,7 @@
 //! The lock is tested with `F_GETLK`, never taken, so the test cannot get in the way
 //! of the program; it sees POSIX and open-file-description locks of other processes.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -36,6 +36,11 @@ pub fn holder(dir: &Path) -> Option<Holder> {
     if !file.metadata().ok()?.is_file() {
         return None;
     }
+    holder_of(&file)
+}
+
+/// The process, other than this one, holding a lock on the open `LOCK` file `file`.
+pub fn holder_of(file: &File) -> Option<Holder> {
     // SAFETY: `flock` is plain old data, for which all zeroes is a valid value.
     let mut lock: libc::flock = unsafe { std::mem::zeroed() };
     lock.l_type = libc::F_WRLCK as libc::c_short;

@@ -1,21 +1,24 @@
 //! `leveldb-bloom refilter`: gives the live tables of a closed database new filters
-//! without rewriting their data (see `leveldb_table::rewrite_with_filter`), checks
-//! each new table with the audit, and commits the new version as LevelDB commits
-//! one ([`crate::commit`]). The old tables stay until LevelDB next opens the
-//! database and deletes the files no version names.
+//! without rewriting their data ([`crate::refilter_table`], tables in parallel),
+//! checks each new table as it reads it back, and commits the new version as
+//! LevelDB commits one ([`crate::commit`]). The directory is opened once and every
+//! file reached through that handle ([`DbDir`]). The old tables stay until LevelDB
+//! next opens the database and deletes the files no version names.
 
 use anyhow::{anyhow, bail, Result};
+use rayon::prelude::*;
 use std::io::BufWriter;
 use std::path::Path;
 
 use leveldb_bloom::BloomFilterPolicy;
 use leveldb_table::log_writer::LogWriter;
-use leveldb_table::manifest::{live_version, table_file_at_level, LiveTable, Version};
-use leveldb_table::ErrorKind;
+use leveldb_table::manifest::{live_version_in, LiveTable, Version};
 use serde::Serialize;
 
-use crate::commit::{free_bytes, Commit, DbLock};
+use crate::commit::{check_room, Commit, DbLock};
 use crate::database::BYTEWISE;
+use crate::db_dir::{ownership, DbDir, Ownership};
+use crate::refilter_table::Job;
 
 /// One table given new filters.
 #[derive(Debug, Serialize)]
@@ -120,17 +123,35 @@ pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
 const HEADROOM: u64 = 1 << 20;
 
 fn commit_refiltered(
-    dir: &Path,
+    path: &Path,
     policy: BloomFilterPolicy,
     report: &mut RefilterReport,
 ) -> Result<bool> {
+    // The one lookup by path: everything after is relative to this handle.
+    let dir = DbDir::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     // Not a database: no LOCK is made in it (in a database, LevelDB makes one too).
-    let current = dir.join("CURRENT");
-    if let Err(e) = std::fs::symlink_metadata(&current) {
-        bail!("{}: {e}: not a LevelDB database", current.display());
+    if !dir.exists("CURRENT").unwrap_or(false) {
+        let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+        bail!(
+            "{}: {missing}: not a LevelDB database",
+            dir.display("CURRENT")
+        );
     }
-    let _lock = DbLock::acquire(dir)?;
-    let version = live_version(dir)?;
+    let mut lock = DbLock::acquire(&dir)?;
+    let committed = refilter_locked(&dir, policy, report)?;
+    if committed {
+        lock.keep();
+    }
+    Ok(committed)
+}
+
+/// [`commit_refiltered`] once the database's `LOCK` is held.
+fn refilter_locked(
+    dir: &DbDir,
+    policy: BloomFilterPolicy,
+    report: &mut RefilterReport,
+) -> Result<bool> {
+    let version = live_version_in(dir)?;
     if version.comparator.as_deref() != Some(BYTEWISE) {
         bail!(
             "{}: comparator {:?}: only databases ordered by {BYTEWISE:?} are refiltered",
@@ -142,154 +163,186 @@ fn commit_refiltered(
     if live.is_empty() {
         return Ok(false);
     }
-    check_free_space(dir, &live, policy)?;
-    let mut next = next_free_number(dir, &version)?;
+    check_room(dir, room_needed(&live, policy))?;
+    let first = next_free_number(dir, &version)?;
+    let numbers = FileNumbers::after(first, live.len())?;
     let mut commit = Commit::new(dir);
-    let mut tables = Vec::new();
-    for table in live {
-        let (new, done) = refilter_table(dir, table, next, policy, &mut commit)?;
-        tables.push(new);
-        report.tables.push(done);
-        next += 1;
+    let mut done = Vec::with_capacity(live.len());
+    // A few tables per thread at a time, so that the open files stay few: opened and
+    // created one after the other, in the MANIFEST's order; written in parallel,
+    // each by one thread (memory: a table's filter block and index, and one data
+    // block, per thread).
+    let batch = 2 * rayon::current_num_threads().max(1);
+    for (tables, numbers) in live.chunks(batch).zip((first..).step_by(batch)) {
+        let jobs = tables
+            .iter()
+            .zip(numbers..)
+            .map(|(table, number)| Job::open(dir, table, number, &mut commit))
+            .collect::<Result<Vec<Job>>>()?;
+        done.extend(
+            jobs.par_iter()
+                .map(|job| job.run(dir, policy))
+                .collect::<Result<Vec<_>>>()?,
+        );
     }
-    let manifest_number = next;
-    let manifest = format!("MANIFEST-{manifest_number:06}");
-    let (path, file) = commit.create(&manifest)?;
-    let snapshot = version.snapshot(tables, manifest_number + 1).encode();
+    let (tables, refiltered): (Vec<LiveTable>, Vec<TableRefiltered>) = done.into_iter().unzip();
+    report.tables = refiltered;
+    let manifest = format!("MANIFEST-{:06}", numbers.manifest);
+    let manifest_like = like_file(dir, &manifest_name(&version))?;
+    let file = commit.create(&manifest, manifest_like)?;
+    let snapshot = version.snapshot(tables, numbers.next_file).encode();
     let mut log = LogWriter::new(BufWriter::new(file));
     log.add_record(&snapshot)
         .and_then(|()| log.into_inner().into_inner().map_err(|e| e.into_error()))
-        .map_err(|e| anyhow!("{}: {e}", path.display()))
-        .and_then(|file| commit.sync(&path, &file))?;
+        .map_err(|e| anyhow!("{}: {e}", dir.display(&manifest)))
+        .and_then(|file| commit.sync(&manifest, &file))?;
     report.manifest = Some(manifest.clone());
-    if let Some(warning) = commit.replace_current(&manifest, manifest_number)? {
+    let current_like = like_file(dir, "CURRENT")?;
+    if let Some(warning) = commit.replace_current(&manifest, numbers.manifest, current_like)? {
         eprintln!("leveldb-bloom: WARNING {warning}");
     }
     Ok(true)
 }
 
-/// Writes table `table` of `dir` again under number `number` with `policy`'s
-/// filters, synced, and audits it; its new MANIFEST entry and what was done.
-fn refilter_table(
-    dir: &Path,
-    table: &LiveTable,
-    number: u64,
-    policy: BloomFilterPolicy,
-    commit: &mut Commit,
-) -> Result<(LiveTable, TableRefiltered)> {
-    let old_path = table_file_at_level(dir, table.level, table.number);
-    let old = leveldb_table::open_regular_file(&old_path)
-        .map_err(|e| anyhow!("{}: {e}", old_path.display()))?;
-    let old_size = old
-        .metadata()
-        .map_err(|e| anyhow!("{}: {e}", old_path.display()))?
-        .len();
-    if old_size != table.size {
-        // LevelDB reads the footer where the MANIFEST's size puts it.
-        bail!(
-            "{}: {old_size} bytes, but the MANIFEST says {}",
-            old_path.display(),
-            table.size
-        );
-    }
-    let (new_path, file) = commit.create(&format!("{number:06}.ldb"))?;
-    let mut out = BufWriter::new(file);
-    let written = leveldb_table::rewrite_with_filter(&old, &mut out, policy.name(), |keys, dst| {
-        policy.append_filter(keys.iter(), dst)
-    })
-    .map_err(|e| {
-        // A write error is the new table's; any other, the old table's.
-        let file = match e.kind() {
-            ErrorKind::Write(_) => &new_path,
-            _ => &old_path,
-        };
-        anyhow!("{}: {e}", file.display())
-    })?;
-    let file = out
-        .into_inner()
-        .map_err(|e| anyhow!("{}: {}", new_path.display(), e.error()))?;
-    commit.sync(&new_path, &file)?;
-    let audit = check_new_table(&new_path, policy, written.entries)?;
-    let done = TableRefiltered {
-        level: table.level,
-        old: old_path.display().to_string(),
-        new: new_path.display().to_string(),
-        entries: written.entries,
-        old_size,
-        new_size: written.size,
-        filter_block_bytes: written.filter_block_len,
-        bits_per_key: audit.bits_per_key,
-        false_positive_percent: audit.false_positive_percent,
-    };
-    let new = LiveTable {
-        number,
-        size: written.size,
-        ..table.clone()
-    };
-    Ok((new, done))
+/// The permissions and owner of the file `name` of `dir`, which a new file
+/// replacing it takes.
+fn like_file(dir: &DbDir, name: &str) -> Result<Ownership> {
+    dir.open_regular(name)
+        .and_then(|file| ownership(&file))
+        .map_err(|e| anyhow!("{}: {e}", dir.display(name)))
 }
 
-/// Reads the new table back as the audit reads a table: every block's checksum, the
-/// filter under `policy`'s name, no key missed, every entry there.
-fn check_new_table(
-    path: &Path,
-    policy: BloomFilterPolicy,
-    entries: u64,
-) -> Result<crate::audit::TableReport> {
-    let failed = |why: &dyn std::fmt::Display| {
-        anyhow!("{}: the new table fails its check: {why}", path.display())
-    };
-    let file = leveldb_table::open_regular_file(path).map_err(|e| failed(&e))?;
-    let audit = crate::audit::audit(path.display().to_string(), &file, 0, &|_| {})
-        .map_err(|e| failed(&e))?;
-    if audit.filter_name.as_deref() != Some(policy.name()) || audit.filter_block_ignored.is_some() {
-        return Err(failed(&format!("its filter is not {}", policy.name())));
-    }
-    if audit.missed > 0 || audit.entries as u64 != entries {
-        return Err(failed(&format!(
-            "{} keys missed, {} entries of {entries}",
-            audit.missed, audit.entries
-        )));
-    }
-    Ok(audit)
+/// The file name of the MANIFEST `version` was read from.
+fn manifest_name(version: &Version) -> String {
+    version
+        .manifest
+        .file_name()
+        .map_or_else(String::new, |name| name.to_string_lossy().into_owned())
 }
 
-/// Refuses unless the file system has room for the new tables (an estimate: the old
-/// tables' sizes, plus their filters at `bits_per_key` for entries of 16 bytes on
-/// disk, which few tables have fewer of) and a MANIFEST. Running out of space anyway
-/// fails the run like any error: nothing changes.
-fn check_free_space(dir: &Path, live: &[&LiveTable], policy: BloomFilterPolicy) -> Result<()> {
-    let tables: u64 = live.iter().map(|t| t.size).sum();
+/// The bytes the new tables need (an estimate: the old tables' sizes, plus their
+/// filters at `bits_per_key` for entries of 16 bytes on disk, which few tables have
+/// fewer of) and a MANIFEST. Running out of space anyway fails the run like any
+/// error: nothing changes.
+fn room_needed(live: &[&LiveTable], policy: BloomFilterPolicy) -> u64 {
+    let tables: u64 = live.iter().map(|t| t.size).fold(0, u64::saturating_add);
     let filters = tables / 16 * u64::from(policy.bits_per_key()) / 8;
-    let needed = tables + filters + HEADROOM;
-    let free = free_bytes(dir)?;
-    if free < needed {
-        bail!(
-            "{}: {free} bytes free, about {needed} needed for the new tables: nothing written",
-            dir.display()
-        );
-    }
-    Ok(())
+    tables.saturating_add(filters).saturating_add(HEADROOM)
 }
 
-/// The first number no file of the database has: the MANIFEST's next file number,
-/// or above, should a file of a higher number be there.
-fn next_free_number(dir: &Path, version: &Version) -> Result<u64> {
-    let mut next = version.next_file;
-    for entry in std::fs::read_dir(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))? {
-        let name = entry
-            .map_err(|e| anyhow!("{}: {e}", dir.display()))?
-            .file_name();
-        let name = name.to_string_lossy();
-        let digits = name
-            .strip_prefix("MANIFEST-")
-            .unwrap_or(&name)
-            .split('.')
-            .next()
-            .unwrap_or("");
-        if let Ok(number) = digits.parse::<u64>() {
-            next = next.max(number.saturating_add(1));
+/// The numbers of a refilter's new files: the tables' from the first free number
+/// up, then the MANIFEST's, then the next-file number it records.
+#[derive(Debug, PartialEq, Eq)]
+struct FileNumbers {
+    manifest: u64,
+    next_file: u64,
+}
+
+impl FileNumbers {
+    /// The numbers after `tables` new tables numbered from `first`; an error when
+    /// they would pass the largest number a file can have.
+    fn after(first: u64, tables: usize) -> Result<Self> {
+        let manifest = u64::try_from(tables)
+            .ok()
+            .and_then(|n| first.checked_add(n));
+        match manifest.and_then(|m| Some((m, m.checked_add(1)?))) {
+            Some((manifest, next_file)) => Ok(Self {
+                manifest,
+                next_file,
+            }),
+            None => bail!(
+                "file number {first} leaves no room for {tables} new tables and a MANIFEST                  below {}: nothing written",
+                u64::MAX
+            ),
         }
     }
-    Ok(next)
+}
+
+/// The first number above the MANIFEST's next file number and above every number
+/// LevelDB parses in a file name of the directory (LevelDB's `ParseFileName`:
+/// `MANIFEST-N`, `N.log`, `N.ldb`, `N.sst`, `N.dbtmp`; other names are not
+/// LevelDB's). A number with no number after it is refused.
+fn next_free_number(dir: &DbDir, version: &Version) -> Result<u64> {
+    let names = dir
+        .names()
+        .map_err(|e| anyhow!("{}: {e}", dir.path().display()))?;
+    let mut highest = version.next_file.checked_sub(1);
+    let mut highest_name = None;
+    for name in &names {
+        let Some(number) = name.to_str().and_then(leveldb_file_number) else {
+            continue;
+        };
+        if highest.is_none_or(|h| number > h) {
+            (highest, highest_name) = (Some(number), Some(name));
+        }
+    }
+    let Some(highest) = highest else {
+        return Ok(0);
+    };
+    highest.checked_add(1).ok_or_else(|| {
+        let what = highest_name.map_or_else(
+            || format!("{}: next file number", version.manifest.display()),
+            |name| dir.display(&name.to_string_lossy()),
+        );
+        anyhow!("{what}: file number {highest} leaves no number for new files: nothing written")
+    })
+}
+
+/// The number LevelDB 1.23's `ParseFileName` reads from `name`, for the files that
+/// carry one: decimal digits without sign, a number past `u64::MAX` not parsed.
+fn leveldb_file_number(name: &str) -> Option<u64> {
+    let decimal = |digits: &str| {
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse::<u64>().ok())
+            .flatten()
+    };
+    if let Some(rest) = name.strip_prefix("MANIFEST-") {
+        return decimal(rest);
+    }
+    let (digits, suffix) = name.split_once('.')?;
+    matches!(suffix, "log" | "sst" | "ldb" | "dbtmp")
+        .then(|| decimal(digits))
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leveldb_file_numbers_are_parsed_as_leveldb_parses_them() {
+        assert_eq!(leveldb_file_number("000012.ldb"), Some(12));
+        assert_eq!(leveldb_file_number("MANIFEST-000003"), Some(3));
+        assert_eq!(leveldb_file_number("7.dbtmp"), Some(7));
+        assert_eq!(
+            leveldb_file_number("18446744073709551615.log"),
+            Some(u64::MAX)
+        );
+        for not_leveldb in [
+            "18446744073709551615.junk",
+            "18446744073709551616.ldb",
+            "+5.ldb",
+            ".ldb",
+            "MANIFEST-",
+            "MANIFEST-3.bak",
+            "12.ldb.bak",
+            "CURRENT",
+            "LOCK",
+        ] {
+            assert_eq!(leveldb_file_number(not_leveldb), None, "{not_leveldb}");
+        }
+    }
+
+    #[test]
+    fn file_numbers_never_wrap() {
+        assert_eq!(
+            FileNumbers::after(10, 2).unwrap(),
+            FileNumbers {
+                manifest: 12,
+                next_file: 13
+            }
+        );
+        assert!(FileNumbers::after(u64::MAX - 2, 2).is_err());
+        assert!(FileNumbers::after(u64::MAX, 0).is_err());
+    }
 }

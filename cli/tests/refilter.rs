@@ -14,30 +14,8 @@ use std::process::Command;
 use common::*;
 use leveldb_table::Table;
 
-/// The loader's keys written after the compaction (see [`refilter_db`]).
-const LATE: &str = "300";
 /// The loader's KEYS.
 const KEYS: u64 = 12_000;
-
-fn loader() -> PathBuf {
-    Path::new(REPO).join("tests/loaders/refilter_db.py")
-}
-
-/// LevelDB opens the database with the bloom policy and reads every key.
-fn leveldb_reads_every_key(db: &Path) {
-    let read = succeed(
-        Command::new(PYTHON)
-            .arg(loader())
-            .arg("read")
-            .arg(db)
-            .args(["10", LATE]),
-    );
-    let text = String::from_utf8_lossy(&read.stdout);
-    assert!(
-        text.contains("read: 12300 present, 12000 absent, 0 wrong"),
-        "{text}"
-    );
-}
 
 /// The loader's keys never written, in hex, as the harness reads them.
 fn absent_keys(count: u64) -> Vec<String> {
@@ -64,14 +42,6 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         .collect();
     files.sort();
     files
-}
-
-fn copy_db(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
-    }
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Where the `LEVELDB_BLOOM_STATS` summary goes, opened when the library starts and
+//! Where the `LEVELDB_BLOOM_STATS` summary goes, chosen when the library starts and
 //! written once at exit, safely in any process: nothing followed, nothing blocked on,
 //! no SIGPIPE raised, and nothing written into a descriptor that is no longer the
 //! one opened.
@@ -7,9 +7,11 @@ use std::ffi::{c_int, CStr};
 use std::io;
 use std::mem::MaybeUninit;
 
+use super::stats_file::StatsFile;
+
 /// What a descriptor refers to, as `fstat` tells it: equal for the same open file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Identity {
+pub(super) struct Identity {
     device: u64,
     inode: u64,
 }
@@ -30,90 +32,76 @@ fn identify(fd: c_int) -> io::Result<(Identity, libc::mode_t)> {
     Ok((identity, status.st_mode & libc::S_IFMT))
 }
 
-/// The summary's descriptor, kept from the library's start to the exit.
-pub(super) struct Destination {
-    fd: c_int,
-    identity: Identity,
+/// Where the summary goes: descriptor 2 as it was at start (duplicated, so a later
+/// close or reuse of descriptor 2 does not redirect the summary), kept from the
+/// library's start to the exit; or a file, opened only at exit, when there is a
+/// summary to write ([`StatsFile`]).
+pub(super) enum Destination {
+    Stderr { fd: c_int, identity: Identity },
+    File(StatsFile),
 }
 
-/// Permissions of a file the summary creates (before the umask): the counts are no
-/// secret, and a user reads them with ordinary tools.
-const CREATED_MODE: libc::c_uint = 0o644;
-
 impl Destination {
-    /// Opens what the variable's `value` names: `stderr`, the process's descriptor 2
-    /// as it is now (duplicated, so a later close or reuse of descriptor 2 does not
-    /// redirect the summary), or else a path, relative to the current directory,
-    /// opened for appending, created if missing. Only a regular file or a FIFO with
-    /// a reader is accepted; the error says why not.
+    /// What the variable's `value` names: `stderr`, or else a path, relative to the
+    /// current directory, checked now and opened at exit. The error says why not.
     pub(super) fn open(value: &CStr) -> Result<Self, String> {
-        let fd = if value == c"stderr" {
-            // SAFETY: duplicates a descriptor number; no memory is passed.
-            let fd = unsafe { libc::fcntl(libc::STDERR_FILENO, libc::F_DUPFD_CLOEXEC, 3) };
-            if fd < 0 {
-                return Err(format!("stderr: {}", io::Error::last_os_error()));
-            }
-            fd
-        } else {
-            // SAFETY: a NUL-terminated path; the mode is passed as open(2) expects.
-            let fd = unsafe {
-                libc::open(
-                    value.as_ptr(),
-                    libc::O_WRONLY
-                        | libc::O_APPEND
-                        | libc::O_CREAT
-                        | libc::O_NOFOLLOW
-                        | libc::O_NONBLOCK
-                        | libc::O_CLOEXEC,
-                    CREATED_MODE,
-                )
-            };
-            if fd < 0 {
-                let error = io::Error::last_os_error();
-                return Err(match error.raw_os_error() {
-                    Some(libc::ELOOP) => "a symbolic link, not followed".into(),
-                    Some(libc::ENXIO) => "a FIFO without a reader".into(),
-                    _ => format!("cannot open: {error}"),
-                });
-            }
-            fd
-        };
-        let destination = match identify(fd) {
-            Ok((identity, kind)) => {
-                let writable = value == c"stderr" || [libc::S_IFREG, libc::S_IFIFO].contains(&kind);
-                writable
-                    .then_some(Self { fd, identity })
-                    .ok_or_else(|| "neither a regular file nor a FIFO".to_string())
-            }
-            Err(error) => Err(format!("cannot examine: {error}")),
-        };
-        if destination.is_err() {
-            // SAFETY: opened above, and not kept.
-            unsafe { libc::close(fd) };
+        if value != c"stderr" {
+            return StatsFile::at_start(value).map(Self::File);
         }
-        destination
+        // SAFETY: duplicates a descriptor number; no memory is passed.
+        let fd = unsafe { libc::fcntl(libc::STDERR_FILENO, libc::F_DUPFD_CLOEXEC, 3) };
+        if fd < 0 {
+            return Err(format!("stderr: {}", io::Error::last_os_error()));
+        }
+        match identify(fd) {
+            Ok((identity, _)) => Ok(Self::Stderr { fd, identity }),
+            Err(error) => {
+                // SAFETY: opened above, and not kept.
+                unsafe { libc::close(fd) };
+                Err(format!("cannot examine: {error}"))
+            }
+        }
     }
 
     /// Writes `bytes`, if any, in one `write` (lines of processes appending to one
-    /// file do not interleave), then closes the descriptor; says why when not all was
-    /// written.
+    /// file do not interleave), then closes what was opened; says why when not all
+    /// was written. Without bytes, no file is opened or created.
     pub(super) fn finish(&self, bytes: Option<&[u8]>) -> Result<(), String> {
-        if !identify(self.fd).is_ok_and(|(now, _)| now == self.identity) {
-            // The program closed it, and the number may now be another file's.
-            return match bytes {
-                Some(_) => Err("the descriptor opened at start was closed by the program".into()),
+        match self {
+            Self::Stderr { fd, identity } => finish_stderr(*fd, *identity, bytes),
+            Self::File(file) => match bytes {
                 None => Ok(()),
-            };
+                Some(bytes) => {
+                    let fd = file.open().map_err(|why| format!("not written: {why}"))?;
+                    written(bytes.len(), write_unblocked(fd.0, bytes))
+                }
+            },
         }
-        let written = bytes.map(|bytes| (bytes.len(), write_unblocked(self.fd, bytes)));
-        // SAFETY: still the descriptor this library opened (checked above).
-        unsafe { libc::close(self.fd) };
-        match written {
+    }
+}
+
+/// [`Destination::finish`] of the duplicate `fd` of stderr, which must still be the
+/// file `identity` (the program may have closed it, and the number be another
+/// file's now).
+fn finish_stderr(fd: c_int, identity: Identity, bytes: Option<&[u8]>) -> Result<(), String> {
+    if !identify(fd).is_ok_and(|(now, _)| now == identity) {
+        return match bytes {
+            Some(_) => Err("the descriptor opened at start was closed by the program".into()),
             None => Ok(()),
-            Some((length, Ok(n))) if n == length => Ok(()),
-            Some((length, Ok(n))) => Err(format!("{n} of {length} bytes written")),
-            Some((_, Err(error))) => Err(format!("not written: {error}")),
-        }
+        };
+    }
+    let result = bytes.map(|bytes| written(bytes.len(), write_unblocked(fd, bytes)));
+    // SAFETY: still the descriptor this library opened (checked above).
+    unsafe { libc::close(fd) };
+    result.unwrap_or(Ok(()))
+}
+
+/// What a write of `length` bytes that gave `result` means.
+fn written(length: usize, result: io::Result<usize>) -> Result<(), String> {
+    match result {
+        Ok(n) if n == length => Ok(()),
+        Ok(n) => Err(format!("{n} of {length} bytes written")),
+        Err(error) => Err(format!("not written: {error}")),
     }
 }
 

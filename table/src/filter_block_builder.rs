@@ -2,8 +2,6 @@
 //! user keys of the data blocks starting in that range; an offset range no data
 //! block starts in gets an empty filter (an offset and no bytes).
 
-use crate::format::block_trailer;
-
 /// LevelDB's `kFilterBaseLg`: one filter per 2^11 bytes of data-block offsets.
 pub const FILTER_BASE_LG: u8 = 11;
 
@@ -17,6 +15,8 @@ pub struct FilterBlockBuilder<F> {
     /// The filters made so far, and where each starts in it.
     result: Vec<u8>,
     offsets: Vec<u32>,
+    /// The keys each filter was made of, by filter index (0 for an empty filter).
+    keys_per_filter: Vec<usize>,
 }
 
 impl<F: FnMut(&[&[u8]], &mut Vec<u8>)> FilterBlockBuilder<F> {
@@ -27,6 +27,7 @@ impl<F: FnMut(&[&[u8]], &mut Vec<u8>)> FilterBlockBuilder<F> {
             starts: Vec::new(),
             result: Vec::new(),
             offsets: Vec::new(),
+            keys_per_filter: Vec::new(),
         }
     }
 
@@ -61,16 +62,19 @@ impl<F: FnMut(&[&[u8]], &mut Vec<u8>)> FilterBlockBuilder<F> {
         self.result
     }
 
-    /// The contents as [`finish`](Self::finish) gives them, followed by the trailer
-    /// of a raw block: the filter block as a table stores it.
-    pub fn finish_with_trailer(self) -> (Vec<u8>, [u8; 5]) {
-        let block = self.finish();
-        let trailer = block_trailer(&block, 0);
-        (block, trailer)
+    /// The contents as [`finish`](Self::finish) gives them, and the number of keys
+    /// each filter was made of, by filter index (0 for an empty filter).
+    pub fn finish_counted(mut self) -> (Vec<u8>, Vec<usize>) {
+        if !self.starts.is_empty() {
+            self.generate_filter();
+        }
+        let counts = std::mem::take(&mut self.keys_per_filter);
+        (self.finish(), counts)
     }
 
     fn generate_filter(&mut self) {
         self.offsets.push(self.result.len() as u32);
+        self.keys_per_filter.push(self.starts.len());
         if self.starts.is_empty() {
             return;
         }

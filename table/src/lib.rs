@@ -44,7 +44,7 @@ pub use filter_block_builder::{FilterBlockBuilder, FILTER_BASE_LG};
 pub use format::{block_trailer, handle_value, BlockHandle};
 pub use internal_key::INTERNAL_KEY_TAG_LEN;
 pub use limits::{MAX_BLOCK_LEN, MAX_RECORD_LEN};
-pub use rewrite::{rewrite_with_filter, Rewritten};
+pub use rewrite::{new_tail, rewrite_with_filter, NewTail, Rewritten};
 pub use source::{open_regular_file, ReadAt};
 pub use table::{Table, BASHO_STATS};
 

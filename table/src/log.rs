@@ -129,8 +129,10 @@ impl<R: Read> LogReader<R> {
 
 /// A log read from a file that may be anything: see [`open_regular_file`].
 pub fn open_log(path: &std::path::Path) -> io::Result<LogReader<io::BufReader<std::fs::File>>> {
-    let file = open_regular_file(path)?;
-    Ok(LogReader::new(io::BufReader::with_capacity(
-        BLOCK_LEN, file,
-    )))
+    open_regular_file(path).map(read_log)
+}
+
+/// A log read from `file`, opened by the caller, a block at a time.
+pub fn read_log(file: std::fs::File) -> LogReader<io::BufReader<std::fs::File>> {
+    LogReader::new(io::BufReader::with_capacity(BLOCK_LEN, file))
 }

@@ -3,13 +3,14 @@
 //! `VersionSet::Recover` applies them, gives the live tables of each level.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::coding::{get_length_prefixed, get_varint};
 use crate::error::{Error, ErrorKind, Result};
 use crate::internal_key::{compare_internal_keys, InternalKey};
-use crate::log::open_log;
+use crate::log::read_log;
 use crate::source::open_regular_file;
 
 /// LevelDB's number of levels.
@@ -157,14 +158,46 @@ pub fn decode_edit(record: &[u8]) -> Result<VersionEdit> {
     Ok(edit)
 }
 
+/// Where a database's files are opened: a directory named by its path (every file
+/// looked up by path, symlinks followed), or a handle the caller opened once.
+pub trait DatabaseFiles {
+    /// The directory as messages name it.
+    fn path(&self) -> &Path;
+    /// Opens the file `name` of the directory for reading: a regular file, or an
+    /// error saying what it is instead.
+    fn open_regular(&self, name: &str) -> io::Result<File>;
+    /// Whether `name` is a symlink (whose target's contents must not be shown).
+    fn is_symlink(&self, name: &str) -> bool;
+}
+
+impl DatabaseFiles for Path {
+    fn path(&self) -> &Path {
+        self
+    }
+
+    fn open_regular(&self, name: &str) -> io::Result<File> {
+        open_regular_file(&self.join(name))
+    }
+
+    fn is_symlink(&self, name: &str) -> bool {
+        self.join(name).is_symlink()
+    }
+}
+
 /// Reads `CURRENT` in `db_dir` and the MANIFEST it names, and applies its edits.
 /// Only regular files are read (a FIFO named `CURRENT` is an error, not a hang).
 /// The comparator is returned, not checked: that is the caller's to judge.
 pub fn live_version(db_dir: &Path) -> Result<Version> {
+    live_version_in(db_dir)
+}
+
+/// [`live_version`] of the database whose files `db` opens.
+pub fn live_version_in<D: DatabaseFiles + ?Sized>(db: &D) -> Result<Version> {
+    let db_dir = db.path();
     let current_path = db_dir.join("CURRENT");
     let in_current = |kind| Error::new(kind).in_file(&current_path);
     let mut current = Vec::new();
-    open_regular_file(&current_path)
+    db.open_regular("CURRENT")
         .and_then(|file| file.take(MAX_CURRENT_LEN).read_to_end(&mut current))
         .map_err(|e| in_current(ErrorKind::Open(e)))?;
     let name = match current.split_last() {
@@ -178,7 +211,7 @@ pub fn live_version(db_dir: &Path) -> Result<Version> {
             // What CURRENT holds is shown only when CURRENT is a file of the database
             // itself, and only its start: a CURRENT that is a symlink to another
             // file (a password file) must not have that file printed.
-            in_current(if current_path.is_symlink() {
+            in_current(if db.is_symlink("CURRENT") {
                 ErrorKind::CurrentSymlinkNotManifest { len: current.len() }
             } else {
                 ErrorKind::CurrentNamesNoManifest(name.to_vec())
@@ -186,7 +219,10 @@ pub fn live_version(db_dir: &Path) -> Result<Version> {
         })?;
     let manifest = db_dir.join(name);
     let in_manifest = |e: Error| e.in_file(&manifest);
-    let mut log = open_log(&manifest).map_err(|e| in_manifest(Error::new(ErrorKind::Open(e))))?;
+    let mut log = db
+        .open_regular(name)
+        .map(read_log)
+        .map_err(|e| in_manifest(Error::new(ErrorKind::Open(e))))?;
     let mut version = Version {
         manifest: manifest.clone(),
         comparator: None,

@@ -32,19 +32,53 @@ pub struct Rewritten {
     pub filter_block_len: u64,
 }
 
+/// The new table but its data blocks, which are the old table's first
+/// [`data_len`](Rewritten::data_len) bytes unchanged: the filter block, the
+/// metaindex and the index block, each with its trailer, and the footer.
+#[derive(Debug)]
+pub struct NewTail {
+    pub rewritten: Rewritten,
+    /// The bytes that follow the data blocks.
+    pub bytes: Vec<u8>,
+    /// The keys each filter was made of, by filter index (0 for an empty filter).
+    pub keys_per_filter: Vec<usize>,
+}
+
+impl NewTail {
+    /// The filter block's contents (without its trailer).
+    pub fn filter_block(&self) -> &[u8] {
+        &self.bytes[..self.rewritten.filter_block_len as usize]
+    }
+}
+
 /// Writes to `out` the table read from `source` with the filter block `filter_name`
 /// (the metaindex key is `filter.` + it) whose filters `create` makes from user keys
-/// (the policy's `CreateFilter`); the blocks are copied whatever their compression
-/// (Mojang's raw deflate included). A table of Basho's LevelDB is refused: its
-/// readers take `leveldb.BuiltinBloomFilter2` for Basho's bloom2. Memory: a data
-/// block, the keys of one filter and the filter block being built. An error of kind [`ErrorKind::Write`] is one of
-/// writing `out`; any other, of reading the old table.
+/// (the policy's `CreateFilter`): the old table's data blocks copied whatever their
+/// compression (Mojang's raw deflate included), then its [`new_tail`]. A table of
+/// Basho's LevelDB is refused: its readers take `leveldb.BuiltinBloomFilter2` for
+/// Basho's bloom2. An error of kind [`ErrorKind::Write`] is one of writing `out`; any
+/// other, of reading the old table.
 pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
     source: &R,
     out: &mut impl Write,
     filter_name: &str,
     create: impl FnMut(&[&[u8]], &mut Vec<u8>),
 ) -> Result<Rewritten> {
+    let tail = new_tail(source, filter_name, create)?;
+    copy_range(source, tail.rewritten.data_len, out)?;
+    write(out, &tail.bytes)?;
+    Ok(tail.rewritten)
+}
+
+/// Reads every data block of the table in `source` (each key decoded once, into
+/// the filter of its block) and builds what follows them in the new table.
+/// Memory: a data block, the keys of one filter, the filter block and the index
+/// block.
+pub fn new_tail<R: ReadAt + ?Sized>(
+    source: &R,
+    filter_name: &str,
+    create: impl FnMut(&[&[u8]], &mut Vec<u8>),
+) -> Result<NewTail> {
     let table = Table::open(source)?;
     if table.family == Family::Basho {
         return Err(Error::new(ErrorKind::BashoTable));
@@ -66,17 +100,15 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
         filters.start_block(data_len);
         Ok(())
     })?;
-    copy_range(source, data_len, out)?;
-    let (filter_block, filter_trailer) = filters.finish_with_trailer();
-    write(out, &filter_block)?;
-    write(out, &filter_trailer)?;
+    let (mut bytes, keys_per_filter) = filters.finish_counted();
     let filter_handle = BlockHandle {
         offset: data_len,
-        size: filter_block.len() as u64,
+        size: bytes.len() as u64,
     };
+    bytes.extend_from_slice(&block_trailer(&bytes, 0));
     let metaindex = metaindex_block(filter_name, filter_handle);
-    write(out, &metaindex)?;
-    write(out, &block_trailer(&metaindex, 0))?;
+    bytes.extend_from_slice(&metaindex);
+    bytes.extend_from_slice(&block_trailer(&metaindex, 0));
     let metaindex_handle = BlockHandle {
         offset: filter_handle.end().expect("small"),
         size: metaindex.len() as u64,
@@ -85,13 +117,17 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
         offset: metaindex_handle.end().expect("small"),
         size: table.index.size,
     };
-    write(out, &index)?;
-    write(out, &encode_footer(metaindex_handle, index_handle))?;
-    Ok(Rewritten {
-        size: index_handle.end().expect("small") + FOOTER_LEN as u64,
-        data_len,
-        entries,
-        filter_block_len: filter_block.len() as u64,
+    bytes.extend_from_slice(&index);
+    bytes.extend_from_slice(&encode_footer(metaindex_handle, index_handle));
+    Ok(NewTail {
+        rewritten: Rewritten {
+            size: index_handle.end().expect("small") + FOOTER_LEN as u64,
+            data_len,
+            entries,
+            filter_block_len: filter_handle.size,
+        },
+        bytes,
+        keys_per_filter,
     })
 }
 

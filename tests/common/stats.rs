@@ -105,3 +105,22 @@ impl Summary {
         );
     }
 }
+
+/// `c_tests/stats_host.c`, built once per test binary: a host program linked to the
+/// library, for the statistics destinations' tests.
+pub fn stats_host() -> PathBuf {
+    super::once("stats_host", || {
+        super::Program::new("stats_host", super::Lang::C99, &["c_tests/stats_host.c"])
+            .link_bloom()
+            .build()
+    })
+}
+
+/// A scratch directory that exists, and that `nobody` may enter.
+pub fn open_scratch() -> Scratch {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.dir()).unwrap();
+    std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    scratch
+}

@@ -373,9 +373,38 @@ pub fn refilter_db(bits: &str) -> Scratch {
             .arg(Path::new(REPO).join("tests/loaders/refilter_db.py"))
             .arg("write")
             .arg(&db.0)
-            .args([bits, "300"]),
+            .args([bits, LATE]),
     );
     db
+}
+
+/// The late keys of [`refilter_db`]'s loader (written after its compaction).
+const LATE: &str = "300";
+
+/// LevelDB opens the database [`refilter_db`] wrote with the bloom policy and reads
+/// every key.
+pub fn leveldb_reads_every_key(db: &Path) {
+    let read = succeed(
+        Command::new(PYTHON)
+            .arg(Path::new(REPO).join("tests/loaders/refilter_db.py"))
+            .arg("read")
+            .arg(db)
+            .args(["10", LATE]),
+    );
+    let text = String::from_utf8_lossy(&read.stdout);
+    assert!(
+        text.contains("read: 12300 present, 12000 absent, 0 wrong"),
+        "{text}"
+    );
+}
+
+/// Copies the files of the database `from` into `to`, made if missing.
+pub fn copy_db(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
+    }
 }
 
 /// A Python program holding the database `db` open with plyvel (LevelDB 1.23), once
