@@ -37,7 +37,7 @@ impl<'t> Job<'t> {
         number: u64,
         commit: &mut Commit,
     ) -> Result<Self> {
-        let old_name = table_name(dir, table.number)?;
+        let old_name = table_name(dir, table)?;
         let named = |e: io::Error| anyhow!("{}: {e}", dir.display(&old_name));
         let old = dir.open_regular(&old_name).map_err(named)?;
         let old_size = old.size().map_err(named)?;
@@ -147,16 +147,29 @@ fn copy_data(old: &File, new: &File, len: u64) -> io::Result<()> {
 }
 
 /// The file name of table `number` in `dir`: `NNNNNN.ldb`, or `NNNNNN.sst` (the
-/// name before LevelDB 1.14, which LevelDB still opens) when only that one exists.
-fn table_name(dir: &DbDir, number: u64) -> Result<String> {
+/// name before LevelDB 1.14, which LevelDB still opens) when only that one exists;
+/// refused when neither is there but Basho's directory of its level is.
+fn table_name(dir: &DbDir, table: &LiveTable) -> Result<String> {
+    let number = table.number;
     let (ldb, sst) = (format!("{number:06}.ldb"), format!("{number:06}.sst"));
     let exists = |name: &str| {
         dir.exists(name)
             .map_err(|e| anyhow!("{}: {e}", dir.display(name)))
     };
-    Ok(if !exists(&ldb)? && exists(&sst)? {
-        sst
-    } else {
-        ldb
-    })
+    if exists(&ldb)? {
+        return Ok(ldb);
+    }
+    if exists(&sst)? {
+        return Ok(sst);
+    }
+    // Basho's LevelDB keeps each level's tables in a directory of its own.
+    let level_dir = format!("sst_{}", table.level);
+    if exists(&level_dir)? {
+        bail!(
+            "{}: a table of Basho's LevelDB (in {level_dir}/): its readers take \
+             leveldb.BuiltinBloomFilter2 for Basho's bloom2, so it is not refiltered",
+            dir.display(&ldb)
+        );
+    }
+    Ok(ldb)
 }
