@@ -95,7 +95,12 @@ fn stock_policy(bloom: &BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
         return ptr::null_mut();
     };
     // SAFETY: a NUL-terminated name; RTLD_NEXT searches the objects after this one.
-    let stock = unsafe { libc::dlsym(libc::RTLD_NEXT, c"_ZN7leveldb20NewBloomFilterPolicyEi".as_ptr()) };
+    let stock = unsafe {
+        libc::dlsym(
+            libc::RTLD_NEXT,
+            c"_ZN7leveldb20NewBloomFilterPolicyEi".as_ptr(),
+        )
+    };
     let own = bloom.format() == Format::Current
         && !stock.is_null()
         && loaded::object_at(stock) == Some(unproven);
@@ -111,7 +116,8 @@ fn stock_policy(bloom: &BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
     }
     // SAFETY: LevelDB's `const FilterPolicy* NewBloomFilterPolicy(int)`, defined in
     // the object found above, called as LevelDB's own C API calls it.
-    let new: extern "C" fn(c_int) -> *mut leveldb_filterpolicy_t = unsafe { std::mem::transmute(stock) };
+    let new: extern "C" fn(c_int) -> *mut leveldb_filterpolicy_t =
+        unsafe { std::mem::transmute(stock) };
     new(c_int::try_from(bloom.bits_per_key()).unwrap_or(c_int::MAX))
 }
 

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_void, CStr};
 
-use super::objects::{word, with_object_at, WORD};
+use super::objects::{with_object_at, word, WORD};
 
 /// `name` as the dynamic linker binds it for the program (the global scope), or
 /// NULL. `dlsym` takes the loader's lock: only `leveldb_bloom_swap_status` asks.

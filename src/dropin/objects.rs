@@ -11,10 +11,10 @@
 
 use std::ffi::{c_int, c_void, CStr};
 
-#[cfg(target_pointer_width = "64")]
-use libc::Elf64_Phdr as ProgramHeader;
 #[cfg(target_pointer_width = "32")]
 use libc::Elf32_Phdr as ProgramHeader;
+#[cfg(target_pointer_width = "64")]
+use libc::Elf64_Phdr as ProgramHeader;
 use std::ops::ControlFlow;
 
 /// One loaded object, valid while `dl_iterate_phdr` reports it.
@@ -103,7 +103,8 @@ impl Object<'_> {
             .iter()
             .filter(|header| header.p_type == PT_LOAD)
             .filter_map(|header| {
-                let start = (self.info.dlpi_addr as usize).checked_add(header.p_vaddr as usize)?;
+                // The load offset wraps for an object loaded below its link address.
+                let start = (self.info.dlpi_addr as usize).wrapping_add(header.p_vaddr as usize);
                 let end = start.checked_add(header.p_memsz as usize)?;
                 Some((start, end, header.p_flags & PF_R != 0))
             })

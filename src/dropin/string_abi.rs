@@ -143,7 +143,10 @@ impl Survey {
             if generation.is_none() {
                 generation = Some(key);
                 if let Some(byte) = SURVEYS.get(key) {
-                    survey = Self { leveldb: byte & 1 != 0, unproven: byte & 2 != 0 };
+                    survey = Self {
+                        leveldb: byte & 1 != 0,
+                        unproven: byte & 2 != 0,
+                    };
                     return ControlFlow::Break(());
                 }
             }
@@ -153,7 +156,10 @@ impl Survey {
             ControlFlow::Continue(())
         });
         if let Some(key) = generation {
-            SURVEYS.put(key, u8::from(survey.leveldb) | u8::from(survey.unproven) << 1);
+            SURVEYS.put(
+                key,
+                u8::from(survey.leveldb) | u8::from(survey.unproven) << 1,
+            );
         }
         survey
     }
@@ -168,7 +174,10 @@ pub(super) fn unproven_leveldb() -> Option<(usize, String)> {
         if !evidence.holds_leveldb || evidence.abi().is_some() {
             return ControlFlow::Continue(());
         }
-        found = Some((object.id().headers, object.name().to_string_lossy().into_owned()));
+        found = Some((
+            object.id().headers,
+            object.name().to_string_lossy().into_owned(),
+        ));
         ControlFlow::Break(())
     });
     found
@@ -182,16 +191,23 @@ mod tests {
         Evidence::read(symbols.iter().copied())
     }
 
-    const CXX11_APPEND: &[u8] = b"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_appendEPKcm";
+    const CXX11_APPEND: &[u8] =
+        b"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_appendEPKcm";
     const CXX98_APPEND: &[u8] = b"_ZNSs6appendEPKcm";
 
     #[test]
     fn imported_string_members_tell_the_abi() {
         assert_eq!(read(&[(CXX11_APPEND, false)]).abi(), Some(StringAbi::Cxx11));
-        assert_eq!(read(&[(b"_ZNKSs4findEcm", false)]).abi(), Some(StringAbi::Cxx98));
+        assert_eq!(
+            read(&[(b"_ZNKSs4findEcm", false)]).abi(),
+            Some(StringAbi::Cxx98)
+        );
         assert_eq!(read(&[(CXX98_APPEND, false)]).abi(), Some(StringAbi::Cxx98));
         // Both, or none: unproven.
-        assert_eq!(read(&[(CXX11_APPEND, false), (CXX98_APPEND, false)]).abi(), None);
+        assert_eq!(
+            read(&[(CXX11_APPEND, false), (CXX98_APPEND, false)]).abi(),
+            None
+        );
         assert_eq!(read(&[(b"malloc", false)]).abi(), None);
         // Defined members are libstdc++'s own, not evidence of a user.
         assert_eq!(read(&[(CXX98_APPEND, true)]).abi(), None);
@@ -203,7 +219,10 @@ mod tests {
         // old string; nor is another class of the new ABI.
         let names: [(&[u8], bool); 3] = [
             (b"_ZN7leveldb12LogGPSsampleEv", true),
-            (b"_ZTVNSt7__cxx1115basic_stringbufIcSt11char_traitsIcESaIcEEE", false),
+            (
+                b"_ZTVNSt7__cxx1115basic_stringbufIcSt11char_traitsIcESaIcEEE",
+                false,
+            ),
             (b"_ZNSbIwSt11char_traitsIwESaIwEE6appendEPKwm", false),
         ];
         assert_eq!(read(&names).abi(), None);
@@ -212,9 +231,15 @@ mod tests {
     #[test]
     fn leveldb_shows_in_its_definitions() {
         let cxx98 = read(&[(DB_OPEN[1].to_bytes(), true)]);
-        assert_eq!((cxx98.abi(), cxx98.holds_leveldb), (Some(StringAbi::Cxx98), true));
+        assert_eq!(
+            (cxx98.abi(), cxx98.holds_leveldb),
+            (Some(StringAbi::Cxx98), true)
+        );
         let c_api = read(&[(b"leveldb_open", true), (CXX11_APPEND, false)]);
-        assert_eq!((c_api.abi(), c_api.holds_leveldb), (Some(StringAbi::Cxx11), true));
+        assert_eq!(
+            (c_api.abi(), c_api.holds_leveldb),
+            (Some(StringAbi::Cxx11), true)
+        );
         // Code using LevelDB imports these names: it is not LevelDB.
         assert!(!read(&[(b"leveldb_open", false), (DB_OPEN[0].to_bytes(), false)]).holds_leveldb);
     }

@@ -3,9 +3,7 @@
 //! How many there are comes from its hash table (`DT_GNU_HASH`, else `DT_HASH`), as
 //! the dynamic loader finds them; an object with neither shows none.
 
-use super::objects::{
-    word32, Object, DT_GNU_HASH, DT_HASH, DT_STRSZ, DT_STRTAB, DT_SYMTAB, WORD,
-};
+use super::objects::{word32, Object, DT_GNU_HASH, DT_HASH, DT_STRSZ, DT_STRTAB, DT_SYMTAB, WORD};
 
 /// One dynamic symbol: its name, and whether the object defines it (else imports it).
 pub(super) struct Symbol<'a> {
@@ -36,25 +34,30 @@ pub(super) fn dynamic_symbols<'a>(object: &'a Object) -> impl Iterator<Item = Sy
             _ => {}
         }
     }
-    let names = object.bytes(names).map_or(&[][..], |names| {
-        &names[..names.len().min(names_size)]
-    });
+    let names = object
+        .bytes(names)
+        .map_or(&[][..], |names| &names[..names.len().min(names_size)]);
     let count = match gnu_hash {
-        0 => object.bytes(hash).and_then(|hash| word32(hash, 4)).map(|n| n as usize),
+        0 => object
+            .bytes(hash)
+            .and_then(|hash| word32(hash, 4))
+            .map(|n| n as usize),
         _ => object.bytes(gnu_hash).and_then(gnu_symbol_count),
     };
     let table = object.bytes(table).unwrap_or_default();
     let (size, name_at, section_at) = SYMBOL;
     let count = count.unwrap_or(0).min(table.len() / size);
-    table[..count * size].chunks_exact(size).filter_map(move |symbol| {
-        let name = names.get(word32(symbol, name_at)? as usize..)?;
-        let name = &name[..name.iter().position(|&byte| byte == 0)?];
-        let section = u16::from_ne_bytes([symbol[section_at], symbol[section_at + 1]]);
-        Some(Symbol {
-            name,
-            defined: section != SHN_UNDEF,
+    table[..count * size]
+        .chunks_exact(size)
+        .filter_map(move |symbol| {
+            let name = names.get(word32(symbol, name_at)? as usize..)?;
+            let name = &name[..name.iter().position(|&byte| byte == 0)?];
+            let section = u16::from_ne_bytes([symbol[section_at], symbol[section_at + 1]]);
+            Some(Symbol {
+                name,
+                defined: section != SHN_UNDEF,
+            })
         })
-    })
 }
 
 /// The number of symbols a GNU hash table (`bytes` from its start) covers: one past

@@ -148,7 +148,9 @@ pub extern "C" fn leveldb_bloom_simd_level() -> *const c_char {
 /// cbindgen:ignore
 #[unsafe(export_name = "_ZN7leveldb20NewBloomFilterPolicyEi")]
 pub extern "C" fn leveldb_bloom_cxx_new_bloom_filter_policy(bits_per_key: c_int) -> *const c_void {
-    new_policy(bits_per_key, Format::Current).cast_const().cast()
+    new_policy(bits_per_key, Format::Current)
+        .cast_const()
+        .cast()
 }
 
 /// Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
