@@ -53,7 +53,10 @@ fn build_filter_policy() {
             .file(format!("{DIR}/string_append.cc"))
             .out_dir(out_dir.join(format!("string-abi-{abi}")))
             .define("_GLIBCXX_USE_CXX11_ABI", abi)
-            .define("LEVELDB_BLOOM_APPEND", format!("leveldb_bloom_append_{name}").as_str())
+            .define(
+                "LEVELDB_BLOOM_APPEND",
+                format!("leveldb_bloom_append_{name}").as_str(),
+            )
             .compile(&library);
         own_imports.extend(string_imports(
             &out_dir.join(format!("string-abi-{abi}/lib{library}.a")),
@@ -61,10 +64,16 @@ fn build_filter_policy() {
     }
     own_imports.sort();
     own_imports.dedup();
-    let list: String = own_imports.iter().map(|name| format!("    b\"{name}\",\n")).collect();
+    let list: String = own_imports
+        .iter()
+        .map(|name| format!("    b\"{name}\",\n"))
+        .collect();
     std::fs::write(
         out_dir.join("own_string_imports.rs"),
-        format!("const OWN_IMPORTS: [&[u8]; {}] = [\n{list}];\n", own_imports.len()),
+        format!(
+            "const OWN_IMPORTS: [&[u8]; {}] = [\n{list}];\n",
+            own_imports.len()
+        ),
     )
     .expect("OUT_DIR is writable");
 }
@@ -78,14 +87,24 @@ fn string_imports(archive: &std::path::Path) -> Vec<String> {
         .arg(archive)
         .output()
         .unwrap_or_else(|error| panic!("{nm} lists the string members the helpers use: {error}"));
-    assert!(output.status.success(), "{nm} {}: {:?}", archive.display(), output);
+    assert!(
+        output.status.success(),
+        "{nm} {}: {:?}",
+        archive.display(),
+        output
+    );
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| line.split_whitespace().next())
         .filter(|name| {
-            ["_ZNSt7__cxx1112basic_string", "_ZNKSt7__cxx1112basic_string", "_ZNSs", "_ZNKSs"]
-                .iter()
-                .any(|prefix| name.starts_with(prefix))
+            [
+                "_ZNSt7__cxx1112basic_string",
+                "_ZNKSt7__cxx1112basic_string",
+                "_ZNSs",
+                "_ZNKSs",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
         })
         .map(str::to_owned)
         .collect()
