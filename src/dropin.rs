@@ -3,7 +3,10 @@
 //! the functions of [`CALLS`] here. It needs nothing of LevelDB: no header, no
 //! symbol, no library, so it works wherever LevelDB's call reaches this library
 //! (LevelDB linked, `dlopen`ed privately, built into another object, or absent),
-//! and this library never looks for or loads a LevelDB.
+//! and this library never loads a LevelDB. What it must know, the `std::string` ABI
+//! of the LevelDB calling `CreateFilter`, it reads from that LevelDB's code
+//! ([`string_abi`]); where a LevelDB proves none, it returns what stock would
+//! ([`stock_policy`]).
 
 mod loaded;
 mod memo;
@@ -24,6 +27,8 @@ use super::stats_report::write_unblocked;
 use super::{c_text, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, Format, MATCH_ALL_FILTER};
 use string_abi::{StringAbi, Survey};
+
+pub(crate) use objects::{acquire_walks_for_fork, release_walks_after_fork};
 
 /// What the C++ object calls, with the `*const PolicyState` it was made with as `state`.
 /// Mirrors `leveldb_bloom_policy_calls` in `filter_policy.cc`.

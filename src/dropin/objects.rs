@@ -4,18 +4,22 @@
 //! takes only the lock guarding the list of loaded objects (glibc's
 //! `dl_load_write_lock`, held while an object joins or leaves the list), never the
 //! loader lock `dlopen` holds while it runs constructors, so a thread making a
-//! policy while another is inside `dlopen` goes on; glibc resets the lock in a
-//! forked child. Every byte is read through [`Object::bytes`], inside one of the
+//! policy while another is inside `dlopen` goes on (glibc does not reset that lock
+//! in a forked child: see [`WALKS`]). Every byte is read through [`Object::bytes`], inside one of the
 //! object's readable `PT_LOAD` segments, so a crafted dynamic section (sizes beyond
 //! the mapping, addresses anywhere) is never followed outside what the object maps.
 
 use std::ffi::{c_int, c_void, CStr};
+use std::mem::MaybeUninit;
 
 #[cfg(target_pointer_width = "32")]
 use libc::Elf32_Phdr as ProgramHeader;
 #[cfg(target_pointer_width = "64")]
 use libc::Elf64_Phdr as ProgramHeader;
 use std::ops::ControlFlow;
+
+use super::super::fork_lock::ForkLock;
+use super::memo::Memo;
 
 /// One loaded object, valid while `dl_iterate_phdr` reports it.
 pub(super) struct Object<'a> {
@@ -31,9 +35,42 @@ pub(super) struct ObjectId {
     pub(super) removals: u64,
 }
 
+/// What is remembered about the loaded objects, guarded by the walks' lock.
+pub(super) struct Notes {
+    /// Per object ([`ObjectId`]): its evidence of a string ABI.
+    pub(super) objects: Memo<64>,
+    /// Per generation of the list: what a survey of all objects found.
+    pub(super) survey: Memo<1>,
+}
+
+/// Held around every walk. glibc's fork resets the loader lock in the child but not
+/// the list's lock `dl_iterate_phdr` holds, so a child forked during a walk would
+/// find that lock held for good; the fork handlers (`fork`) take this lock before a
+/// fork, waiting for the walk in flight.
+static WALKS: ForkLock<Notes> = ForkLock::new(Notes {
+    objects: Memo::new(),
+    survey: Memo::new(),
+});
+
+/// The fork's prepare handler: waits for the walk in flight, if any, and keeps
+/// others from starting until [`release_walks_after_fork`].
+pub(crate) fn acquire_walks_for_fork() {
+    WALKS.acquire();
+}
+
+/// The fork's parent and child handler.
+pub(crate) fn release_walks_after_fork() {
+    WALKS.release();
+}
+
 /// Calls `visit` with each loaded object of this library's namespace, in the
-/// loader's order (the program first), until it breaks.
-pub(super) fn each_object(mut visit: impl FnMut(&Object) -> ControlFlow<()>) {
+/// loader's order (the program first), and the notes, until it breaks. Signals are
+/// blocked meanwhile, so that a signal handler making a policy never waits for a
+/// walk its own thread left.
+pub(super) fn each_object(mut visit: impl FnMut(&Object, &mut Notes) -> ControlFlow<()>) {
+    let _blocked = SignalsBlocked::now();
+    let mut notes = WALKS.lock();
+    let mut visit = |object: &Object| visit(object, &mut notes);
     type Visit<'v> = &'v mut dyn FnMut(&Object) -> ControlFlow<()>;
     let mut visit: Visit = &mut visit;
 
@@ -52,11 +89,35 @@ pub(super) fn each_object(mut visit: impl FnMut(&Object) -> ControlFlow<()>) {
     unsafe { libc::dl_iterate_phdr(Some(callback), (&raw mut visit).cast()) };
 }
 
+/// All signals blocked on this thread until dropped, then the mask restored.
+struct SignalsBlocked(libc::sigset_t);
+
+impl SignalsBlocked {
+    fn now() -> Self {
+        let mut all = MaybeUninit::<libc::sigset_t>::uninit();
+        let mut previous = MaybeUninit::<libc::sigset_t>::uninit();
+        // SAFETY: sigfillset initialises `all`; pthread_sigmask reads it and
+        // initialises `previous`.
+        unsafe {
+            libc::sigfillset(all.as_mut_ptr());
+            libc::pthread_sigmask(libc::SIG_BLOCK, all.as_ptr(), previous.as_mut_ptr());
+            Self(previous.assume_init())
+        }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: the mask saved by `now`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}
+
 /// `read` of the loaded object holding `address` (in one of its `PT_LOAD` segments),
 /// if one does.
 pub(super) fn with_object_at<T>(address: usize, read: impl FnOnce(&Object) -> T) -> Option<T> {
     let (mut read, mut result) = (Some(read), None);
-    each_object(|object| {
+    each_object(|object, _| {
         if !object.holds(address) {
             return ControlFlow::Continue(());
         }

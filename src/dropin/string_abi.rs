@@ -16,13 +16,12 @@
 //! section, libstdc++ linked in statically) or both is not, and no later evidence
 //! (a symbol table, the program's imports) would say what *its* code was compiled
 //! for, so none is taken. Each object's evidence is read once and remembered
-//! ([`Memo`]) until an object leaves the process.
+//! ([`Notes`]) until an object leaves the process.
 
 use std::ffi::CStr;
 use std::ops::ControlFlow;
 
-use super::memo::Memo;
-use super::objects::{each_object, with_object_at, Object};
+use super::objects::{each_object, Notes, Object};
 use super::symbols::dynamic_symbols;
 
 /// libstdc++'s two `std::string` ABIs.
@@ -104,23 +103,30 @@ impl Evidence {
     }
 }
 
-/// The evidence of `object`, remembered.
-pub(super) fn evidence_of(object: &Object) -> Evidence {
-    static EVIDENCE: Memo<64> = Memo::new();
+/// The evidence of `object`, remembered in `notes`.
+fn evidence_of(object: &Object, notes: &mut Notes) -> Evidence {
     let id = object.id();
     let key = (id.headers, id.removals);
-    if let Some(byte) = EVIDENCE.get(key) {
+    if let Some(byte) = notes.objects.get(key) {
         return Evidence::from_byte(byte);
     }
     let symbols = dynamic_symbols(object).map(|symbol| (symbol.name, symbol.defined));
     let evidence = Evidence::read(symbols);
-    EVIDENCE.put(key, evidence.to_byte());
+    notes.objects.put(key, evidence.to_byte());
     evidence
 }
 
 /// The ABI of the object whose code is at `address` (a return address), if proven.
 pub(super) fn abi_at(address: usize) -> Option<StringAbi> {
-    with_object_at(address, |object| evidence_of(object).abi()).flatten()
+    let mut abi = None;
+    each_object(|object, notes| match object.holds(address) {
+        true => {
+            abi = evidence_of(object, notes).abi();
+            ControlFlow::Break(())
+        }
+        false => ControlFlow::Continue(()),
+    });
+    abi
 }
 
 /// What the loaded objects show when a policy is made.
@@ -135,14 +141,13 @@ pub(super) struct Survey {
 impl Survey {
     /// Surveys the loaded objects; remembered until an object joins or leaves.
     pub(super) fn now() -> Self {
-        static SURVEYS: Memo<1> = Memo::new();
         let (mut survey, mut generation) = (Self::default(), None);
-        each_object(|object| {
-            let (added, removed) = object.generation();
-            let key = ((added as usize).wrapping_add(1), removed);
+        each_object(|object, notes| {
             if generation.is_none() {
+                let (added, removed) = object.generation();
+                let key = ((added as usize).wrapping_add(1), removed);
                 generation = Some(key);
-                if let Some(byte) = SURVEYS.get(key) {
+                if let Some(byte) = notes.survey.get(key) {
                     survey = Self {
                         leveldb: byte & 1 != 0,
                         unproven: byte & 2 != 0,
@@ -150,17 +155,17 @@ impl Survey {
                     return ControlFlow::Break(());
                 }
             }
-            let evidence = evidence_of(object);
+            let evidence = evidence_of(object, notes);
             survey.leveldb |= evidence.holds_leveldb;
             survey.unproven |= evidence.holds_leveldb && evidence.abi().is_none();
+            // The walk holds the notes' lock: the last object's note, the whole
+            // survey, is the one others read.
+            if let Some(key) = generation {
+                let byte = u8::from(survey.leveldb) | u8::from(survey.unproven) << 1;
+                notes.survey.put(key, byte);
+            }
             ControlFlow::Continue(())
         });
-        if let Some(key) = generation {
-            SURVEYS.put(
-                key,
-                u8::from(survey.leveldb) | u8::from(survey.unproven) << 1,
-            );
-        }
         survey
     }
 }
@@ -169,8 +174,8 @@ impl Survey {
 /// program headers' address and name.
 pub(super) fn unproven_leveldb() -> Option<(usize, String)> {
     let mut found = None;
-    each_object(|object| {
-        let evidence = evidence_of(object);
+    each_object(|object, notes| {
+        let evidence = evidence_of(object, notes);
         if !evidence.holds_leveldb || evidence.abi().is_some() {
             return ControlFlow::Continue(());
         }
