@@ -14,7 +14,7 @@ pub(super) fn global_symbol(name: &CStr) -> *mut c_void {
 
 /// The program headers' address of the object `address` lies in: which object.
 pub(super) fn object_at(address: *const c_void) -> Option<usize> {
-    with_object_at(address as usize, |object| object.id().headers)
+    with_object_at(address as usize, |object, _| object.id().headers)
 }
 
 /// Whether `address` lies in this library (in the program, when it is linked
@@ -35,7 +35,7 @@ extern "C" fn leveldb_bloom_anchor() {}
 pub(super) unsafe fn is_cxx_object(object: *const c_void) -> bool {
     // SAFETY: the caller's promise.
     let table = unsafe { object.cast::<usize>().read_unaligned() };
-    let destructor = with_object_at(table, |object| {
+    let destructor = with_object_at(table, |object, _| {
         let entries = object.bytes(table)?;
         let destructor = (entries.len() >= 2 * WORD).then(|| word(entries, WORD))?;
         object.holds(destructor).then_some(())

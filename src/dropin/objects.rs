@@ -114,14 +114,17 @@ impl Drop for SignalsBlocked {
 }
 
 /// `read` of the loaded object holding `address` (in one of its `PT_LOAD` segments),
-/// if one does.
-pub(super) fn with_object_at<T>(address: usize, read: impl FnOnce(&Object) -> T) -> Option<T> {
+/// if one does, and the notes.
+pub(super) fn with_object_at<T>(
+    address: usize,
+    read: impl FnOnce(&Object, &mut Notes) -> T,
+) -> Option<T> {
     let (mut read, mut result) = (Some(read), None);
-    each_object(|object, _| {
+    each_object(|object, notes| {
         if !object.holds(address) {
             return ControlFlow::Continue(());
         }
-        result = read.take().map(|read| read(object));
+        result = read.take().map(|read| read(object, notes));
         ControlFlow::Break(())
     });
     result

@@ -21,7 +21,7 @@
 use std::ffi::CStr;
 use std::ops::ControlFlow;
 
-use super::objects::{each_object, Notes, Object};
+use super::objects::{each_object, with_object_at, Notes, Object};
 use super::symbols::dynamic_symbols;
 
 /// libstdc++'s two `std::string` ABIs.
@@ -118,15 +118,7 @@ fn evidence_of(object: &Object, notes: &mut Notes) -> Evidence {
 
 /// The ABI of the object whose code is at `address` (a return address), if proven.
 pub(super) fn abi_at(address: usize) -> Option<StringAbi> {
-    let mut abi = None;
-    each_object(|object, notes| match object.holds(address) {
-        true => {
-            abi = evidence_of(object, notes).abi();
-            ControlFlow::Break(())
-        }
-        false => ControlFlow::Continue(()),
-    });
-    abi
+    with_object_at(address, |object, notes| evidence_of(object, notes).abi()).flatten()
 }
 
 /// What the loaded objects show when a policy is made.
