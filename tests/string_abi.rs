@@ -13,13 +13,15 @@
 //!   linked above where they load (a negative load offset), a read-only `PT_DYNAMIC`;
 //! - a constructor joining a worker that makes a policy while `dlopen` holds the
 //!   loader lock, under a timeout;
-//! - a LevelDB that proves no ABI gets NULL, said once on stderr.
+//! - a LevelDB that proves no ABI gets NULL, said once on stderr; `CreateFilter`
+//!   called by code that proves none never writes the string (SIGABRT, said).
 //!
 //! Valgrind runs the old-ABI plugin and the tail-call case on a small database.
 
 mod common;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -452,6 +454,31 @@ fn leveldb_without_proof_gets_no_policy_of_ours() {
     );
     assert!(
         said.contains("string_abi_unproven.so") && said.contains("NULL"),
+        "{said}"
+    );
+}
+
+/// `CreateFilter` called by code that proves no ABI (a C program calling the
+/// policy's vtable itself), with a read-only page as the string: the process ends
+/// with SIGABRT, said on stderr, and the page is never written (that would be
+/// SIGSEGV).
+#[test]
+fn create_filter_from_unproven_code_never_writes() {
+    let exe = once("string_abi_unproven_caller", || {
+        Program::new(
+            "string_abi_unproven_caller",
+            Lang::C99,
+            &["c_tests/unproven_caller.c"],
+        )
+        .link_bloom()
+        .build()
+    });
+    let output = common::command(&exe).output().unwrap();
+    assert_eq!(output.status.signal(), Some(libc::SIGABRT), "{output:?}");
+    assert_eq!(text(&output.stdout), "");
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("shows no") && said.contains("aborting"),
         "{said}"
     );
 }
