@@ -1,5 +1,5 @@
-//! Builds the C++ policy object (`src/dropin/filter_policy.cc`) and its append
-//! helper once per `std::string` ABI, sets the shared library's soname and, with the `header`
+//! Builds the C++ policy object (`src/dropin/filter_policy.cc`) and, once per
+//! `std::string` ABI, its append helper; sets the shared library's soname and, with the `header`
 //! feature, generates the C header from the Rust source with the pinned cbindgen.
 //!
 //! With `header`, the header is written to `$OUT_DIR/leveldb_bloom.h`; a test fails
@@ -29,7 +29,7 @@ fn main() {
 
 /// The C++ policy object, `src/dropin/filter_policy.cc`, and its append helper,
 /// `src/dropin/string_append.cc`, compiled for each `std::string` ABI a LevelDB may
-/// have been built with: `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1) and 0.
+/// have been built with (the object once: it touches no string): `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1) and 0.
 /// Links libstdc++, which the helpers' `std::string` appends need, and lists the
 /// string members the helpers import (`OWN_IMPORTS`, see src/dropin/string_abi.rs).
 fn build_filter_policy() {
@@ -81,6 +81,7 @@ fn build_filter_policy() {
 /// The `std::string` members (either ABI) the objects of `archive` import, by `nm`
 /// (`$NM`, else `nm`).
 fn string_imports(archive: &std::path::Path) -> Vec<String> {
+    println!("cargo:rerun-if-env-changed=NM");
     let nm = env::var("NM").unwrap_or_else(|_| "nm".into());
     let output = std::process::Command::new(&nm)
         .args(["--undefined-only", "-P"])

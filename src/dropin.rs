@@ -136,19 +136,20 @@ fn say_once(message: &str) {
 
 /// `CreateFilter`'s question: the `std::string` ABI of the code at `return_address`,
 /// 1 new, 2 old; 0, said on stderr, when unproven (the object then ends the
-/// process rather than write a string of unknown layout).
+/// process rather than write a string of unknown layout, which is why this is said
+/// every time, unlike [`say_once`]'s warning).
 extern "C" fn string_abi(return_address: *const c_void) -> c_int {
     let abi = guard(|| None, || string_abi::abi_at(return_address as usize));
     match abi {
         Some(StringAbi::Cxx11) => 1,
         Some(StringAbi::Cxx98) => 2,
         None => {
-            say_once(&format!(
-                "leveldb-bloom: CreateFilter called from {return_address:p}, code that shows no \
-                 single std::string ABI (loaded after its policy was made, without LevelDB's \
-                 API or libstdc++'s string in its dynamic symbols): aborting rather than write \
+            let message = format!(
+                "leveldb-bloom: CreateFilter called from {return_address:p}, code whose \
+                 dynamic symbols show no single std::string ABI: aborting rather than write \
                  a string of unknown layout\n"
-            ));
+            );
+            let _ = write_unblocked(libc::STDERR_FILENO, message.as_bytes());
             0
         }
     }
