@@ -74,6 +74,9 @@ pub(super) fn each_object(mut visit: impl FnMut(&Object, &mut Notes) -> ControlF
     type Visit<'v> = &'v mut dyn FnMut(&Object) -> ControlFlow<()>;
     let mut visit: Visit = &mut visit;
 
+    /// # Safety
+    /// Called by `dl_iterate_phdr` with a loaded object's `info` and the `data` it
+    /// was given: a `Visit`.
     unsafe extern "C" fn callback(
         info: *mut libc::dl_phdr_info,
         _size: libc::size_t,
