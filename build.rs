@@ -1,5 +1,5 @@
-//! Builds the C++ policy object (`src/dropin/filter_policy.cc`) once per
-//! `std::string` ABI, sets the shared library's soname and, with the `header`
+//! Builds the C++ policy object (`src/dropin/filter_policy.cc`) and, once per
+//! `std::string` ABI, its append helper; sets the shared library's soname and, with the `header`
 //! feature, generates the C header from the Rust source with the pinned cbindgen.
 //!
 //! With `header`, the header is written to `$OUT_DIR/leveldb_bloom.h`; a test fails
@@ -27,35 +27,88 @@ fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 }
 
-/// `src/dropin/filter_policy.cc`, compiled for each `std::string` ABI a LevelDB may
-/// have been built with: `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1) and 0.
-/// Links libstdc++, which the object's `std::string` appends need.
+/// The C++ policy object, `src/dropin/filter_policy.cc`, and its append helper,
+/// `src/dropin/string_append.cc`, compiled for each `std::string` ABI a LevelDB may
+/// have been built with (the object once: it touches no string): `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1) and 0.
+/// Links libstdc++, which the helpers' `std::string` appends need, and lists the
+/// string members the helpers import (`OWN_IMPORTS`, see src/dropin/string_abi.rs).
 fn build_filter_policy() {
-    const SOURCE: &str = "src/dropin/filter_policy.cc";
-    println!("cargo:rerun-if-changed={SOURCE}");
+    const DIR: &str = "src/dropin";
+    for file in ["filter_policy.cc", "string_append.cc", "policy_calls.h"] {
+        println!("cargo:rerun-if-changed={DIR}/{file}");
+    }
     let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
-    for (abi, new, delete) in [
-        (
-            "1",
-            "leveldb_bloom_policy_new_cxx11",
-            Some("leveldb_bloom_policy_delete"),
-        ),
-        ("0", "leveldb_bloom_policy_new_cxx98", None),
-    ] {
+    let build = || {
         let mut build = cc::Build::new();
+        build.cpp(true).std("c++11").warnings_into_errors(true);
         build
-            .cpp(true)
-            .std("c++11")
-            .file(SOURCE)
+    };
+    build()
+        .file(format!("{DIR}/filter_policy.cc"))
+        .compile("leveldb_bloom_filter_policy");
+    let mut own_imports = Vec::new();
+    for (abi, name) in [("1", "cxx11"), ("0", "cxx98")] {
+        let library = format!("leveldb_bloom_string_append_{name}");
+        build()
+            .file(format!("{DIR}/string_append.cc"))
             .out_dir(out_dir.join(format!("string-abi-{abi}")))
             .define("_GLIBCXX_USE_CXX11_ABI", abi)
-            .define("LEVELDB_BLOOM_NEW", new)
-            .warnings_into_errors(true);
-        if let Some(delete) = delete {
-            build.define("LEVELDB_BLOOM_DELETE", delete);
-        }
-        build.compile(&format!("leveldb_bloom_filter_policy_abi{abi}"));
+            .define(
+                "LEVELDB_BLOOM_APPEND",
+                format!("leveldb_bloom_append_{name}").as_str(),
+            )
+            .compile(&library);
+        own_imports.extend(string_imports(
+            &out_dir.join(format!("string-abi-{abi}/lib{library}.a")),
+        ));
     }
+    own_imports.sort();
+    own_imports.dedup();
+    let list: String = own_imports
+        .iter()
+        .map(|name| format!("    b\"{name}\",\n"))
+        .collect();
+    std::fs::write(
+        out_dir.join("own_string_imports.rs"),
+        format!(
+            "const OWN_IMPORTS: [&[u8]; {}] = [\n{list}];\n",
+            own_imports.len()
+        ),
+    )
+    .expect("OUT_DIR is writable");
+}
+
+/// The `std::string` members (either ABI) the objects of `archive` import, by `nm`
+/// (`$NM`, else `nm`).
+fn string_imports(archive: &std::path::Path) -> Vec<String> {
+    println!("cargo:rerun-if-env-changed=NM");
+    let nm = env::var("NM").unwrap_or_else(|_| "nm".into());
+    let output = std::process::Command::new(&nm)
+        .args(["--undefined-only", "-P"])
+        .arg(archive)
+        .output()
+        .unwrap_or_else(|error| panic!("{nm} lists the string members the helpers use: {error}"));
+    assert!(
+        output.status.success(),
+        "{nm} {}: {:?}",
+        archive.display(),
+        output
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| {
+            [
+                "_ZNSt7__cxx1112basic_string",
+                "_ZNKSt7__cxx1112basic_string",
+                "_ZNSs",
+                "_ZNKSs",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        })
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The shared library's soname: it carries the ABI version (major version 0: the API

@@ -280,9 +280,9 @@ const char *leveldb_bloom_simd_level(void);
 // `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when the
 // name resolves to this library in the global scope, which every object searches
 // first, and LevelDB is in the process: in the global scope (linked, or loaded
-// `RTLD_GLOBAL`), or seen calling `leveldb::NewBloomFilterPolicy` here (a LevelDB
-// loaded privately by a Python extension, `ctypes` or a plugin, or built into
-// another library, shows once it has made a policy).
+// `RTLD_GLOBAL`), or in a loaded object that defines its API (a LevelDB loaded
+// privately by a Python extension, `ctypes` or a plugin, or built into another
+// library that exports it).
 //
 // - 3: both names are swapped: every bloom policy LevelDB makes, through either
 //   API, builds and matches its filters here (`LD_PRELOAD`, or linked with

@@ -3,10 +3,16 @@
 //! the functions of [`CALLS`] here. It needs nothing of LevelDB: no header, no
 //! symbol, no library, so it works wherever LevelDB's call reaches this library
 //! (LevelDB linked, `dlopen`ed privately, built into another object, or absent),
-//! and this library never looks for or loads a LevelDB.
+//! and this library never loads a LevelDB. What it must know, the `std::string` ABI
+//! of the LevelDB calling `CreateFilter`, it reads from that LevelDB's code
+//! ([`string_abi`]); where a LevelDB proves none, it returns what stock would
+//! ([`stock_policy`]).
 
 mod loaded;
+mod memo;
+mod objects;
 mod string_abi;
+mod symbols;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
@@ -18,9 +24,12 @@ use super::args::{slice_bytes, slices, Slice};
 use super::ops::{self, Asker};
 use super::registry::{PolicyState, REGISTRY};
 use super::self_bound;
+use super::stats_report::write_unblocked;
 use super::{c_text, guard, leveldb_filterpolicy_t};
-use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
-use string_abi::{CallerNames, StringAbi};
+use bloom::{BloomFilterPolicy, Format, MATCH_ALL_FILTER};
+use string_abi::{StringAbi, Survey};
+
+pub(crate) use objects::{acquire_walks_for_fork, release_walks_after_fork};
 
 /// What the C++ object calls, with the `*const PolicyState` it was made with as `state`.
 /// Mirrors `leveldb_bloom_policy_calls` in `filter_policy.cc`.
@@ -28,6 +37,7 @@ use string_abi::{CallerNames, StringAbi};
 struct Calls {
     release: unsafe extern "C" fn(*mut c_void),
     name: unsafe extern "C" fn(*const c_void) -> *const c_char,
+    string_abi: extern "C" fn(*const c_void) -> c_int,
     filter_length: unsafe extern "C" fn(*const c_void, c_int) -> size_t,
     write_filter:
         unsafe extern "C" fn(*const c_void, *const Slice, c_int, *mut c_char, size_t) -> size_t,
@@ -37,32 +47,30 @@ struct Calls {
 static CALLS: Calls = Calls {
     release,
     name,
+    string_abi,
     filter_length,
     write_filter,
     key_may_match,
 };
 
 extern "C" {
-    /// A new object of the new (`__cxx11`) or the old `std::string` ABI, or NULL.
-    fn leveldb_bloom_policy_new_cxx11(calls: &'static Calls, state: *mut c_void) -> *mut c_void;
-    fn leveldb_bloom_policy_new_cxx98(calls: &'static Calls, state: *mut c_void) -> *mut c_void;
+    /// A new object, or NULL.
+    fn leveldb_bloom_policy_new(calls: &'static Calls, state: *mut c_void) -> *mut c_void;
     /// C++ `delete` through the object's virtual destructor.
     fn leveldb_bloom_policy_delete(policy: *mut c_void);
 }
 
-/// A new policy object for `bloom`, registered so every function here accepts it,
-/// whose `CreateFilter` appends to strings of the ABI `caller`'s LevelDB has (see
-/// [`string_abi`]; `caller` is the address the exported function returns to, NULL
-/// when unknown). NULL only when memory runs out. Should the registry have no room,
-/// the object is still returned: LevelDB uses it through its vtable, and this
-/// library's functions then treat it as not theirs.
-pub(crate) fn new_policy(
-    bloom: BloomFilterPolicy,
-    caller: *const c_void,
-) -> *mut leveldb_filterpolicy_t {
-    let names = CallerNames::read(loaded::dynamic_names(caller));
-    if names.opens_databases {
-        REACHED_BY_LEVELDB.store(true, Ordering::Relaxed);
+/// A new policy object for `bloom`, registered so every function here accepts it;
+/// its `CreateFilter` appends to strings of the ABI its caller proves (see
+/// [`string_abi`]). NULL when memory runs out. Should the registry have no room, the
+/// object is still returned: LevelDB uses it through its vtable, and this library's
+/// functions then treat it as not theirs.
+///
+/// While a LevelDB in the process does not prove its ABI, no object of ours is made
+/// (it could reach that LevelDB): see [`stock_policy`].
+pub(crate) fn new_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
+    if Survey::now().unproven {
+        return stock_policy(&bloom);
     }
     let Some(policy) = PolicyState::new(bloom) else {
         return ptr::null_mut();
@@ -71,12 +79,7 @@ pub(crate) fn new_policy(
     let policy = Box::into_raw(policy);
     // SAFETY: CALLS lives for the whole process; the object keeps `policy` as its
     // state and hands it back to `release` once, from its destructor.
-    let object = unsafe {
-        match names.string_abi() {
-            StringAbi::Cxx11 => leveldb_bloom_policy_new_cxx11(&CALLS, policy.cast()),
-            StringAbi::Cxx98 => leveldb_bloom_policy_new_cxx98(&CALLS, policy.cast()),
-        }
-    };
+    let object = unsafe { leveldb_bloom_policy_new(&CALLS, policy.cast()) };
     if object.is_null() {
         // SAFETY: no object was made, so the policy is still ours alone.
         drop(unsafe { Box::from_raw(policy) });
@@ -88,17 +91,77 @@ pub(crate) fn new_policy(
     object.cast()
 }
 
-/// Whether a policy was made for code that opens LevelDB databases (LevelDB itself,
-/// or a program or binding using it), which shows a LevelDB in the process that the
-/// global scope may not (one loaded privately, or built into another library).
-static REACHED_BY_LEVELDB: AtomicBool = AtomicBool::new(false);
+/// What stock would return where a LevelDB does not prove its `std::string` ABI:
+/// that LevelDB's own bloom policy, when the global scope binds
+/// `leveldb::NewBloomFilterPolicy` after this library (`RTLD_NEXT`) to that very
+/// object; else NULL (LevelDB then runs without filters: slower, never wrong). The
+/// legacy format has no LevelDB policy: NULL. Said once on stderr.
+fn stock_policy(bloom: &BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
+    let Some((unproven, name)) = string_abi::unproven_leveldb() else {
+        return ptr::null_mut();
+    };
+    // SAFETY: a NUL-terminated name; RTLD_NEXT searches the objects after this one.
+    let stock = unsafe {
+        libc::dlsym(
+            libc::RTLD_NEXT,
+            c"_ZN7leveldb20NewBloomFilterPolicyEi".as_ptr(),
+        )
+    };
+    let own = bloom.format() == Format::Current
+        && !stock.is_null()
+        && loaded::object_at(stock) == Some(unproven);
+    say_once(&format!(
+        "leveldb-bloom: the LevelDB in {name:?} shows no single std::string ABI, so it gets {}\n",
+        match own {
+            true => "its own bloom policy",
+            false => "no filter policy (NULL): it runs without filters, slower, never wrong",
+        }
+    ));
+    if !own {
+        return ptr::null_mut();
+    }
+    // SAFETY: LevelDB's `const FilterPolicy* NewBloomFilterPolicy(int)`, defined in
+    // the object found above, called as LevelDB's own C API calls it.
+    let new: extern "C" fn(c_int) -> *mut leveldb_filterpolicy_t =
+        unsafe { std::mem::transmute(stock) };
+    new(c_int::try_from(bloom.bits_per_key()).unwrap_or(c_int::MAX))
+}
+
+/// Writes `message` on stderr the first time only.
+fn say_once(message: &str) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        let _ = write_unblocked(libc::STDERR_FILENO, message.as_bytes());
+    }
+}
+
+/// `CreateFilter`'s question: the `std::string` ABI of the code at `return_address`,
+/// 1 new, 2 old; 0, said on stderr, when unproven (the object then ends the
+/// process rather than write a string of unknown layout, which is why this is said
+/// every time, unlike [`say_once`]'s warning).
+extern "C" fn string_abi(return_address: *const c_void) -> c_int {
+    let abi = guard(|| None, || string_abi::abi_at(return_address as usize));
+    match abi {
+        Some(StringAbi::Cxx11) => 1,
+        Some(StringAbi::Cxx98) => 2,
+        None => {
+            let message = format!(
+                "leveldb-bloom: CreateFilter called from {return_address:p}, code whose \
+                 dynamic symbols show no single std::string ABI: aborting rather than write \
+                 a string of unknown layout\n"
+            );
+            let _ = write_unblocked(libc::STDERR_FILENO, message.as_bytes());
+            0
+        }
+    }
+}
 
 /// Whether LevelDB's C or C++ API is in the global scope (LevelDB linked, or loaded
 /// `RTLD_GLOBAL`). Neither name is one of this library's.
 fn leveldb_in_global_scope() -> bool {
     [c"leveldb_open"]
-        .iter()
-        .chain(&string_abi::DB_OPEN)
+        .into_iter()
+        .chain(string_abi::DB_OPEN)
         .any(|name| !loaded::global_symbol(name).is_null())
 }
 
@@ -223,17 +286,13 @@ unsafe extern "C" fn key_may_match(
 }
 
 /// `leveldb_bloom_swap_status`: which of the two names resolve to this library in
-/// the global scope, once LevelDB is in the process: in the global scope, or seen
-/// by a policy made for it.
-///
-/// Where no trampoline shows the caller (every CPU but x86-64 and AArch64), a LevelDB
-/// loaded privately shows in the loaded objects instead; and a loaded LevelDB that
-/// calls its own policy inside itself ([`self_bound`]) makes it 0: not every LevelDB
-/// in the process is swapped.
+/// the global scope, once LevelDB is in the process: in the global scope, or in a
+/// loaded object that defines its API (loaded privately, or built into another
+/// library). A loaded LevelDB that calls its own policy inside itself
+/// ([`self_bound`]) makes it 0: not every LevelDB in the process is swapped.
 pub(crate) fn swap_status(c_api: c_int, cxx_api: c_int) -> c_int {
-    let leveldb_present = REACHED_BY_LEVELDB.load(Ordering::Relaxed)
-        || leveldb_in_global_scope()
-        || self_bound::leveldb_loaded();
+    let leveldb_present =
+        leveldb_in_global_scope() || Survey::now().leveldb || self_bound::leveldb_loaded();
     if !leveldb_present || !self_bound::self_bound().is_empty() {
         return 0;
     }

@@ -2,20 +2,24 @@
 //! every function of the library. Process-wide state is either atomic and never
 //! waited on (the SIMD level, whether LevelDB was seen, warnings said once), or guarded
 //! by a [`ForkLock`](super::fork_lock::ForkLock) that these handlers hold across
-//! every `fork()`: the registry's writers' lock. (The dynamic linker's questions the
-//! swap asks take glibc's loader lock, which glibc itself resets in a child.)
+//! every `fork()`: the registry's writers' lock, and the lock of the swap's walks over
+//! the loaded objects (glibc leaves the list lock `dl_iterate_phdr` holds locked in a
+//! child forked during one).
 
+use super::dropin::{acquire_walks_for_fork, release_walks_after_fork};
 use super::registry::REGISTRY;
 
 /// `fork()`'s prepare handler: waits for the write in flight, if any, and keeps
 /// others from starting until the fork is done.
 extern "C" fn lock_for_fork() {
     REGISTRY.writers_lock().acquire();
+    acquire_walks_for_fork();
 }
 
 /// `fork()`'s parent and child handler: in both processes, the thread that forked
 /// is the one that locked in [`lock_for_fork`] (the child's only thread is its copy).
 extern "C" fn unlock_after_fork() {
+    release_walks_after_fork();
     REGISTRY.writers_lock().release();
 }
 

@@ -15,7 +15,7 @@
 //! An object that exports the function and reaches it through a relocation, without
 //! `DF_SYMBOLIC`, is reached: the dynamic linker binds it, the global scope first.
 //! `stats_report` tells each unreachable one at exit; `leveldb_bloom_swap_status`
-//! uses [`leveldb_loaded`] where no trampoline shows its caller.
+//! counts [`leveldb_loaded`] as LevelDB in the process.
 
 use std::ffi::{c_int, c_void, CStr};
 use std::ops::Range;

@@ -32,7 +32,8 @@ use super::registry::REGISTRY;
 use super::self_bound;
 use super::stats::{self, Stats};
 use bloom::Counts;
-use destination::{write_unblocked, Destination, Stderr};
+pub(crate) use destination::write_unblocked;
+use destination::{Destination, Stderr};
 
 /// The environment variable read once, when the library starts.
 const VARIABLE: &CStr = c"LEVELDB_BLOOM_STATS";

@@ -17,10 +17,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
+use common::source_leveldb::{leveldb, old_abi_leveldb, source_include, OLD_ABI_DB_OPEN};
 use common::stats::StatsFile;
-use common::{lib_dir, lib_path, once, run, Lang, Program, Scratch};
+use common::{lib_path, once, run, Lang, Program, Scratch};
 
 /// Keys the drop-in program (`c_tests/dropin_cxx.cc`) writes.
 const KEYS: &str = "50000";
@@ -29,35 +29,6 @@ const VALGRIND_KEYS: &str = "3000";
 
 /// LevelDB's policy class, in util/bloom.cc's anonymous namespace.
 const LEVELDB_POLICY: &str = "leveldb::(anonymous namespace)::BloomFilterPolicy";
-
-/// The build directory of `variant` ("vendored" or "old-abi"), built or brought up
-/// to date once per test run; its source is the sibling `src`.
-fn leveldb(variant: &str) -> PathBuf {
-    // The variants share one download: one build at a time.
-    static BUILDING: Mutex<()> = Mutex::new(());
-    once(variant, || {
-        let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-        let mut command = common::command(common::repo().join("tests/reach/build-leveldb"));
-        command.arg(common::cache_dir("reach/leveldb")).arg(variant);
-        if variant == "vendored" {
-            command.arg(common::repo()).arg(lib_dir());
-        }
-        let started = std::time::Instant::now();
-        let build = PathBuf::from(run(&mut command).trim());
-        println!(
-            "LevelDB {variant}: built or checked in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
-        build
-    })
-}
-
-fn source_include(build: &Path) -> String {
-    format!(
-        "-I{}",
-        build.with_file_name("src").join("include").display()
-    )
-}
 
 /// Runs `command` with this library's statistics (and this library preloaded when
 /// `preload`); returns stdout and stderr, panicking unless it exits 0.
@@ -182,26 +153,6 @@ fn vendored_leveldb_writes_stock_tables() {
         common::tables_with_filters(&stock_db) == common::tables_with_filters(&vendored_db),
         "the vendored LevelDB's tables differ from stock"
     );
-}
-
-/// DB::Open(const Options&, const std::string&, DB**) of the old ABI: `Ss`.
-const OLD_ABI_DB_OPEN: &str = "_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_";
-
-/// The old-ABI LevelDB's build directory, checked to be of the old ABI, and the
-/// flags that link a program to it.
-fn old_abi_leveldb() -> (PathBuf, Vec<String>) {
-    let build = leveldb("old-abi");
-    let exports = run(Command::new("nm")
-        .arg("-D")
-        .arg(build.join("libleveldb.so")));
-    assert!(exports.contains(OLD_ABI_DB_OPEN), "not the old ABI");
-    let flags = vec![
-        source_include(&build),
-        format!("-L{}", build.display()),
-        format!("-Wl,-rpath,{}", build.display()),
-        "-lleveldb".into(),
-    ];
-    (build, flags)
 }
 
 /// The drop-in program `exe` (reporting as `report`) on the old-ABI LevelDB, stock

@@ -23,11 +23,10 @@ use bloom::{BloomFilterPolicy, Format};
 /// wrong). Release the policy with `leveldb_filterpolicy_destroy`, after every
 /// database using it is closed.
 #[no_mangle]
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_filterpolicy_create_bloom(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
-    with_caller!(current_for, bits_per_key)
+    new_policy(bits_per_key, Format::Current)
 }
 
 /// Creates a policy of the legacy filter format, `"leveldb.BuiltinBloomFilter"`, the
@@ -47,11 +46,10 @@ pub extern "C" fn leveldb_filterpolicy_create_bloom(
 /// function here accepts it, with the legacy semantics; release it with
 /// `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
 #[no_mangle]
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_bloom_legacy_policy_create(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
-    with_caller!(legacy_for, bits_per_key)
+    new_policy(bits_per_key, Format::Legacy)
 }
 
 /// Creates a policy, exactly as `leveldb_filterpolicy_create_bloom`, under a name
@@ -60,55 +58,17 @@ pub extern "C" fn leveldb_bloom_legacy_policy_create(
 /// too (a program's `leveldb_filterpolicy_destroy` may be LevelDB's, which releases
 /// it as well).
 #[no_mangle]
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_bloom_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t {
-    with_caller!(current_for, bits_per_key)
-}
-
-/// The body of an exported function that makes a policy: a jump to `$body`, which
-/// takes the same first argument and, as its second, the address the call returns
-/// to, so that the caller is known (see `dropin::new_policy`). The first argument
-/// stays where it is; the return address, on the stack's top (x86-64) or in the
-/// link register (AArch64), becomes the second. Elsewhere the caller is NULL.
-macro_rules! with_caller {
-    ($body:ident, $argument:ident) => {{
-        #[cfg(target_arch = "x86_64")]
-        core::arch::naked_asm!("mov rsi, [rsp]", "jmp {body}", body = sym $body);
-        #[cfg(target_arch = "aarch64")]
-        core::arch::naked_asm!("mov x1, x30", "b {body}", body = sym $body);
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        return $body($argument, ptr::null()).cast();
-    }};
-}
-use with_caller;
-
-/// A policy of the current format, made for the code at `caller`.
-extern "C" fn current_for(
-    bits_per_key: c_int,
-    caller: *const c_void,
-) -> *mut leveldb_filterpolicy_t {
-    new_policy(bits_per_key, Format::Current, caller)
-}
-
-/// A policy of the legacy format, made for the code at `caller`.
-extern "C" fn legacy_for(
-    bits_per_key: c_int,
-    caller: *const c_void,
-) -> *mut leveldb_filterpolicy_t {
-    new_policy(bits_per_key, Format::Legacy, caller)
+    new_policy(bits_per_key, Format::Current)
 }
 
 /// Every entry point that makes a policy: one panic boundary around
 /// [`dropin::new_policy`].
-fn new_policy(
-    bits_per_key: c_int,
-    format: Format,
-    caller: *const c_void,
-) -> *mut leveldb_filterpolicy_t {
+fn new_policy(bits_per_key: c_int, format: Format) -> *mut leveldb_filterpolicy_t {
     guard(ptr::null_mut, || {
         // A negative bits per key is undefined in LevelDB.
         u32::try_from(bits_per_key).map_or(ptr::null_mut(), |bits_per_key| {
-            dropin::new_policy(BloomFilterPolicy::with_format(bits_per_key, format), caller)
+            dropin::new_policy(BloomFilterPolicy::with_format(bits_per_key, format))
         })
     })
 }
@@ -180,15 +140,17 @@ pub extern "C" fn leveldb_bloom_simd_level() -> *const c_char {
 /// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own
 /// `leveldb_filterpolicy_create_bloom` also calls through the dynamic linker: an
 /// object of this library's own with LevelDB's `FilterPolicy` ABI (`delete` frees
-/// it), whose `CreateFilter` appends to strings of the `std::string` ABI of the
-/// LevelDB it returns to (see `src/dropin/string_abi.rs`). NULL only when memory
-/// runs out, or for a negative `bits_per_key` (undefined in LevelDB).
+/// it), whose `CreateFilter` appends to strings of the `std::string` ABI its caller,
+/// LevelDB, proves (see `src/dropin/string_abi.rs`). NULL when memory runs out, or
+/// for a negative `bits_per_key` (undefined in LevelDB); see `docs/swap.md` for a
+/// LevelDB that proves no ABI.
 ///
 /// cbindgen:ignore
 #[unsafe(export_name = "_ZN7leveldb20NewBloomFilterPolicyEi")]
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), unsafe(naked))]
 pub extern "C" fn leveldb_bloom_cxx_new_bloom_filter_policy(bits_per_key: c_int) -> *const c_void {
-    with_caller!(current_for, bits_per_key)
+    new_policy(bits_per_key, Format::Current)
+        .cast_const()
+        .cast()
 }
 
 /// Set in `leveldb_bloom_swap_status` when `leveldb_filterpolicy_create_bloom`, as
@@ -204,9 +166,9 @@ pub const LEVELDB_BLOOM_SWAP_CXX_API: c_int = 2;
 /// `LEVELDB_BLOOM_SWAP_C_API` and `LEVELDB_BLOOM_SWAP_CXX_API`, each set when the
 /// name resolves to this library in the global scope, which every object searches
 /// first, and LevelDB is in the process: in the global scope (linked, or loaded
-/// `RTLD_GLOBAL`), or seen calling `leveldb::NewBloomFilterPolicy` here (a LevelDB
-/// loaded privately by a Python extension, `ctypes` or a plugin, or built into
-/// another library, shows once it has made a policy).
+/// `RTLD_GLOBAL`), or in a loaded object that defines its API (a LevelDB loaded
+/// privately by a Python extension, `ctypes` or a plugin, or built into another
+/// library that exports it).
 ///
 /// - 3: both names are swapped: every bloom policy LevelDB makes, through either
 ///   API, builds and matches its filters here (`LD_PRELOAD`, or linked with

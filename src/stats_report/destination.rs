@@ -156,7 +156,7 @@ impl Stderr {
 
 /// Writes `bytes` (shorter than `PIPE_BUF`) to `fd` without blocking for more than
 /// [`WAIT_FOR_ROOM_MS`] and without SIGPIPE.
-pub(super) fn write_unblocked(fd: c_int, bytes: &[u8]) -> io::Result<usize> {
+pub(crate) fn write_unblocked(fd: c_int, bytes: &[u8]) -> io::Result<usize> {
     match ready_to_write(fd) {
         true => write_without_sigpipe(fd, bytes),
         false => Err(io::Error::from(io::ErrorKind::WouldBlock)),

@@ -9,6 +9,7 @@
 
 pub mod harness;
 mod program;
+pub mod source_leveldb;
 pub mod stats;
 
 pub use program::{Lang, Program};

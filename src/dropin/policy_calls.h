@@ -1,0 +1,53 @@
+// What the C++ side of a policy object (filter_policy.cc, string_append.cc) and
+// the Rust side (src/dropin.rs, `Calls`) share: plain C types only.
+
+#ifndef LEVELDB_BLOOM_POLICY_CALLS_H
+#define LEVELDB_BLOOM_POLICY_CALLS_H
+
+#include <cstddef>
+
+extern "C" {
+
+// leveldb::Slice: a pointer and a length.
+struct leveldb_bloom_slice {
+  const char* data;
+  std::size_t size;
+};
+
+// The Rust side of one policy object; `state` is what the object was made with.
+struct leveldb_bloom_policy_calls {
+  // Frees the state; called once, by the destructor.
+  void (*release)(void* state);
+  // The policy's name, a static string.
+  const char* (*name)(const void* state);
+  // The std::string ABI of the object whose code is at `return_address`:
+  // 1 new (__cxx11), 2 old (reference-counted), 0 unproven (said on stderr).
+  int (*string_abi)(const void* return_address);
+  // The length of the filter of `n` keys: the real one, or 2 when it cannot be
+  // sized (the match-all filter).
+  std::size_t (*filter_length)(const void* state, int n);
+  // Writes the filter of `n` keys into `out` (`length` bytes, from
+  // filter_length), or the match-all filter when it cannot: returns the bytes
+  // written, `length` or 2.
+  std::size_t (*write_filter)(const void* state, const leveldb_bloom_slice* keys, int n,
+                              char* out, std::size_t length);
+  // 1 if the key may be in the filter, 0 if it is not.
+  unsigned char (*key_may_match)(const void* state, const leveldb_bloom_slice* key,
+                                 const leveldb_bloom_slice* filter);
+};
+
+#pragma GCC visibility push(hidden)
+
+// Appends the filter of `n` keys to `*dst`, a std::string of the new (cxx11) or
+// the old (cxx98) ABI (string_append.cc, built once for each). Throws
+// std::bad_alloc, as LevelDB's own policy does, when the string cannot grow.
+void leveldb_bloom_append_cxx11(void* dst, const leveldb_bloom_policy_calls* calls,
+                                const void* state, const leveldb_bloom_slice* keys, int n);
+void leveldb_bloom_append_cxx98(void* dst, const leveldb_bloom_policy_calls* calls,
+                                const void* state, const leveldb_bloom_slice* keys, int n);
+
+#pragma GCC visibility pop
+
+}  // extern "C"
+
+#endif  // LEVELDB_BLOOM_POLICY_CALLS_H
