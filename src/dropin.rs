@@ -110,8 +110,13 @@ fn stock_policy(bloom: &BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
     let own = bloom.format() == Format::Current
         && !stock.is_null()
         && loaded::object_at(stock) == Some(unproven);
+    // The program itself has no name in the list of loaded objects.
+    let place = match name.is_empty() {
+        true => "the program".to_string(),
+        false => format!("{name:?}"),
+    };
     say_once(&format!(
-        "leveldb-bloom: the LevelDB in {name:?} shows no single std::string ABI, so it gets {}\n",
+        "leveldb-bloom: the LevelDB in {place} shows no single std::string ABI, so it gets {}\n",
         match own {
             true => "its own bloom policy",
             false => "no filter policy (NULL): it runs without filters, slower, never wrong",

@@ -200,3 +200,46 @@ fn static_link_builds_stock_filters_without_loading_leveldb() {
     // dropin_cxx reads 50,000 keys never written and about 5,700 deleted ones.
     stats.summary().assert_rejected(50_000);
 }
+
+/// The same program linked fully statically (`-static`: libstdc++ and glibc too, so
+/// no dynamic symbol shows its `std::string` ABI): the policy is never made (NULL,
+/// said once on stderr, LevelDB then runs without filters), where guessing the ABI
+/// could corrupt the heap; every key still reads right, as with stock.
+#[test]
+fn a_fully_static_program_without_abi_evidence_gets_no_policy_and_works() {
+    let exe = once("reach_fully_static", || {
+        Program::new(
+            "reach_fully_static",
+            Lang::Cxx11,
+            &["c_tests/dropin_cxx.cc"],
+        )
+        .arg("-static")
+        .arg(
+            common::lib_dir()
+                .join("libleveldb_bloom.a")
+                .display()
+                .to_string(),
+        )
+        .arg(LIBLEVELDB_A)
+        .arg("-lsnappy")
+        .arg("-lpthread")
+        .arg("-ldl")
+        .arg("-lm")
+        .build()
+    });
+    let db = Scratch::new();
+    for mode in ["write", "read"] {
+        let output = common::succeed(common::command(&exe).args([mode, db.path(), "3000"]));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        common::harness::assert_report("dropin_cxx", &stdout);
+        if mode == "read" {
+            assert!(stdout.contains(", 0 wrong"), "{stdout}");
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            stderr.matches("no filter policy (NULL)").count(),
+            1,
+            "{stderr}"
+        );
+    }
+}

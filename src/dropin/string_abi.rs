@@ -60,13 +60,20 @@ pub(super) struct Evidence {
     /// Defines LevelDB's C or C++ API's function that opens a database: it holds
     /// LevelDB.
     pub(super) holds_leveldb: bool,
+    /// Has no dynamic symbol at all: a fully static program, which may hold LevelDB
+    /// (linked in with this library's `.a`) and shows nothing of it.
+    pub(super) shows_nothing: bool,
 }
 
 impl Evidence {
     /// Reads the dynamic symbols of an object: (name, whether it defines it).
     pub(super) fn read<'a>(symbols: impl Iterator<Item = (&'a [u8], bool)>) -> Self {
-        let mut evidence = Self::default();
+        let mut evidence = Self {
+            shows_nothing: true,
+            ..Self::default()
+        };
         for (name, defined) in symbols {
+            evidence.shows_nothing = false;
             let opens = DB_OPEN.iter().position(|open| name == open.to_bytes());
             if defined {
                 evidence.holds_leveldb |= opens.is_some() || name == b"leveldb_open";
@@ -91,14 +98,24 @@ impl Evidence {
         }
     }
 
+    /// Whether it may hold a LevelDB whose ABI it does not prove: one it holds
+    /// without a single ABI, or one it could hold unseen.
+    pub(super) fn may_hold_unproven_leveldb(self) -> bool {
+        self.shows_nothing || self.holds_leveldb && self.abi().is_none()
+    }
+
     fn to_byte(self) -> u8 {
-        u8::from(self.shows[0]) | u8::from(self.shows[1]) << 1 | u8::from(self.holds_leveldb) << 2
+        u8::from(self.shows[0])
+            | u8::from(self.shows[1]) << 1
+            | u8::from(self.holds_leveldb) << 2
+            | u8::from(self.shows_nothing) << 3
     }
 
     fn from_byte(byte: u8) -> Self {
         Self {
             shows: [byte & 1 != 0, byte & 2 != 0],
             holds_leveldb: byte & 4 != 0,
+            shows_nothing: byte & 8 != 0,
         }
     }
 }
@@ -126,7 +143,8 @@ pub(super) fn abi_at(address: usize) -> Option<StringAbi> {
 pub(super) struct Survey {
     /// An object holds LevelDB.
     pub(super) leveldb: bool,
-    /// An object holding LevelDB does not prove its ABI.
+    /// An object holding LevelDB, or one that could hold it unseen (a fully static
+    /// program), does not prove its ABI.
     pub(super) unproven: bool,
 }
 
@@ -149,7 +167,7 @@ impl Survey {
             }
             let evidence = evidence_of(object, notes);
             survey.leveldb |= evidence.holds_leveldb;
-            survey.unproven |= evidence.holds_leveldb && evidence.abi().is_none();
+            survey.unproven |= evidence.may_hold_unproven_leveldb();
             // The walk holds the notes' lock: the last object's note, the whole
             // survey, is the one others read.
             if let Some(key) = generation {
@@ -162,13 +180,14 @@ impl Survey {
     }
 }
 
-/// The first loaded object holding LevelDB that does not prove its ABI: its
-/// program headers' address and name.
+/// The first loaded object that may hold a LevelDB it does not prove the ABI of
+/// (see [`Evidence::may_hold_unproven_leveldb`]): its program headers' address and
+/// name.
 pub(super) fn unproven_leveldb() -> Option<(usize, String)> {
     let mut found = None;
     each_object(|object, notes| {
         let evidence = evidence_of(object, notes);
-        if !evidence.holds_leveldb || evidence.abi().is_some() {
+        if !evidence.may_hold_unproven_leveldb() {
             return ControlFlow::Continue(());
         }
         found = Some((
@@ -242,8 +261,19 @@ mod tests {
     }
 
     #[test]
+    fn an_object_without_dynamic_symbols_may_hide_leveldb() {
+        let static_program = read(&[]);
+        assert!(static_program.shows_nothing && static_program.may_hold_unproven_leveldb());
+        assert!(!read(&[(b"malloc", false)]).may_hold_unproven_leveldb());
+        assert!(
+            !read(&[(b"leveldb_open", true), (CXX11_APPEND, false)]).may_hold_unproven_leveldb()
+        );
+        assert!(read(&[(b"leveldb_open", true)]).may_hold_unproven_leveldb());
+    }
+
+    #[test]
     fn evidence_is_remembered_as_a_byte() {
-        for byte in 0..8 {
+        for byte in 0..16 {
             assert_eq!(Evidence::from_byte(byte).to_byte(), byte);
         }
     }
