@@ -16,13 +16,15 @@
 //! asked the core, counted: the core counts nothing). Every bad input gets a
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
-//! [`stats_report`] is `LEVELDB_BLOOM_STATS`.
+//! [`stats_report`] is `LEVELDB_BLOOM_STATS`; [`default_bits`] is
+//! `LEVELDB_BLOOM_DEFAULT_BITS`, a bloom policy for databases opened with none.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod args;
 mod c_text;
+mod default_bits;
 mod dropin;
 mod exports;
 mod fork;

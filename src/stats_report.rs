@@ -21,6 +21,7 @@ mod destination;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
+use super::default_bits;
 use super::guard;
 use super::registry::REGISTRY;
 use super::stats::{self, Stats};
@@ -105,8 +106,11 @@ extern "C" fn report() {
                 return;
             };
             let now = stats::snapshot();
-            let used = now != Stats::default() || REGISTRY.ever_registered();
-            let line = used.then(|| summary(&now, std::process::id()) + "\n");
+            let opens = stats::opens_without_policy();
+            let used = now != Stats::default() || REGISTRY.ever_registered() || opens.0 > 0;
+            let line = used.then(|| {
+                summary(&now, std::process::id()) + &opens_note(opens, default_bits::bits()) + "\n"
+            });
             if let Err(why) = destination.finish(line.as_ref().map(String::as_bytes)) {
                 stderr.say(&format!(
                     "leveldb-bloom: {}: statistics summary {why}\n",
@@ -151,6 +155,35 @@ pub(crate) fn summary(now: &stats::Stats, pid: u32) -> String {
                  filters under its name?)";
     }
     line
+}
+
+/// What the summary adds about the databases opened with no filter policy
+/// (`opened`, of which `given` got `LEVELDB_BLOOM_DEFAULT_BITS`'s, at `bits`).
+fn opens_note((opened, given): (u64, u64), bits: u32) -> String {
+    let variable = default_bits::VARIABLE.to_string_lossy();
+    if opened == 0 {
+        String::new()
+    } else if given == opened {
+        format!("; {opened} databases opened with no filter policy got this library's at {variable}={bits}")
+    } else if bits != 0 {
+        format!(
+            "; note: {} of {opened} databases opened with no filter policy did not get \
+             {variable}={bits}'s (see stderr)",
+            opened - given
+        )
+    } else {
+        format!(
+            "; note: {opened} databases opened with no filter policy: LevelDB writes and \
+             reads no filters for them ({variable}=10 gives them this library's bloom \
+             policy; or set one in the program)"
+        )
+    }
+}
+
+/// Writes `line` on stderr, as the summary is written there: never blocking for
+/// long, never raising SIGPIPE.
+pub(crate) fn say(line: &str) {
+    let _ = write_unblocked(libc::STDERR_FILENO, line.as_bytes());
 }
 
 /// `part` of `whole` as a percentage with one decimal, or "-" for none.
