@@ -46,7 +46,7 @@ impl Handle {
     fn of_loaded(name: *const c_char) -> Option<Self> {
         // SAFETY: a NUL-terminated name; RTLD_NOLOAD only looks for a loaded object.
         let handle = unsafe { libc::dlopen(name, libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-        (!handle.is_null()).then_some(Self(handle))
+        (!handle.is_null()).then(|| Self(handle))
     }
 
     /// `name` as the object's scope (itself, then its dependencies) binds it.
