@@ -70,12 +70,19 @@ pub(crate) struct Open {
     lent: Option<(&'static AtomicPtr<c_void>, *mut c_void)>,
     /// Whether this is the thread's outermost open function.
     outermost: bool,
+    function: OpenFunction,
+    /// What this thread's outer call of the same function forwards to, if any.
+    outer: usize,
 }
 
 thread_local! {
     /// Whether this thread is inside an open function of this library: LevelDB's
     /// `leveldb_open` calls `DB::Open`, which then only forwards.
     static OPENING: Cell<bool> = const { Cell::new(false) };
+    /// The definition this thread's call of each open function is forwarding to,
+    /// which a call of the same function inside it must not pick again (a shim
+    /// ahead of this library that forwards back here would loop).
+    static FORWARDING: Cell<[usize; 3]> = const { Cell::new([0; 3]) };
 }
 
 impl Open {
@@ -91,13 +98,21 @@ impl Open {
         options: *const c_void,
         caller: *const c_void,
     ) -> Option<Self> {
-        let real = real::definition(function.name(), caller)?;
+        let outer = FORWARDING.with(Cell::get)[function as usize];
+        let real = real::definition(function.name(), caller, outer as *const c_void)?;
+        FORWARDING.with(|forwarding| {
+            let mut now = forwarding.get();
+            now[function as usize] = real as usize;
+            forwarding.set(now);
+        });
         let bits = BITS.load(Ordering::Relaxed);
         let outermost = !OPENING.with(|opening| opening.replace(true));
         let forward = Self {
             real,
             lent: None,
             outermost,
+            function,
+            outer,
         };
         if !outermost || options.is_null() || (bits == 0 && !stats::enabled()) {
             return Some(forward);
@@ -152,6 +167,11 @@ impl Drop for Open {
         if self.outermost {
             OPENING.with(|opening| opening.set(false));
         }
+        FORWARDING.with(|forwarding| {
+            let mut now = forwarding.get();
+            now[self.function as usize] = self.outer;
+            forwarding.set(now);
+        });
     }
 }
 

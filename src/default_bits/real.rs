@@ -1,8 +1,8 @@
 //! The definition of a LevelDB function that a caller of this library's open
 //! function would have reached without this library, found without loading
-//! anything: in the caller's own scope (the object its call returns to, and that
-//! object's dependencies), then after this library in the scope it was loaded in
-//! (`RTLD_NEXT`), then in any loaded object that defines it. Never this library's.
+//! anything: after this library in the scope it was loaded in (`RTLD_NEXT`), then
+//! in the caller's own scope (the object its call returns to, and that object's
+//! dependencies), then in any loaded object that defines it. Never this library's.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
@@ -64,49 +64,54 @@ impl Drop for Handle {
     }
 }
 
-/// The definition of `name` the code at `caller` would reach without this library.
-pub(super) fn definition(name: &CStr, caller: *const c_void) -> Option<*const c_void> {
-    let not_ours = |found: *const c_void| !found.is_null() && !in_this_library(found);
-    // The caller's own scope; the program's is the global scope, where this
-    // library's definition comes first, so the next step finds its LevelDB.
-    let callers = object_of(caller)
+/// The definition of `name` the code at `caller` would reach without this library:
+/// as the dynamic linker binds the caller's call, the global scope first (after this
+/// library: `RTLD_NEXT`), then the caller's own scope (a LevelDB loaded
+/// `RTLD_LOCAL`, or built into the caller), then any loaded object defining it.
+/// Never `exclude` (the definition an outer call of this thread already forwarded
+/// to: a shim that forwards back here, which would loop).
+pub(super) fn definition(
+    name: &CStr,
+    caller: *const c_void,
+    exclude: *const c_void,
+) -> Option<*const c_void> {
+    let usable =
+        |found: *const c_void| !found.is_null() && found != exclude && !in_this_library(found);
+    // SAFETY: a NUL-terminated name; RTLD_NEXT searches after this library.
+    let next = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }.cast_const();
+    if usable(next) {
+        return Some(next);
+    }
+    object_of(caller)
         .filter(|info| !info.dli_fname.is_null() && !in_this_library(caller))
         .and_then(|info| Handle::of_loaded(info.dli_fname))
         .map(|handle| handle.symbol(name))
-        .filter(|&found| not_ours(found));
-    if callers.is_some() {
-        return callers;
-    }
-    // SAFETY: a NUL-terminated name; RTLD_NEXT searches after this library.
-    let next = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }.cast_const();
-    if not_ours(next) {
-        return Some(next);
-    }
-    defined_by_a_loaded_object(name)
+        .filter(|&found| usable(found))
+        .or_else(|| defined_by_a_loaded_object(name, exclude))
 }
 
 /// `name` as defined by the first loaded object (other than this library) whose own
-/// scope binds it to its own definition.
-fn defined_by_a_loaded_object(name: &CStr) -> Option<*const c_void> {
+/// scope binds it to its own definition, other than `exclude`.
+fn defined_by_a_loaded_object(name: &CStr, exclude: *const c_void) -> Option<*const c_void> {
     struct Search<'a> {
         name: &'a CStr,
+        exclude: *const c_void,
         found: *const c_void,
     }
     unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
         // SAFETY: dl_iterate_phdr passes a valid info and our `Search`.
         let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
-        if info.dlpi_name.is_null() {
-            return 0;
-        }
-        // SAFETY: the loader's NUL-terminated name of the object.
-        if unsafe { *info.dlpi_name } == 0 {
+        // SAFETY: the loader's NUL-terminated name of the object, if any.
+        if info.dlpi_name.is_null() || unsafe { *info.dlpi_name } == 0 {
             return 0;
         }
         let Some(handle) = Handle::of_loaded(info.dlpi_name) else {
             return 0;
         };
         let found = handle.symbol(search.name);
-        let own = object_base(found) == Some(info.dlpi_addr as usize) && !in_this_library(found);
+        let own = object_base(found) == Some(info.dlpi_addr as usize)
+            && found != search.exclude
+            && !in_this_library(found);
         if own {
             search.found = found;
         }
@@ -114,6 +119,7 @@ fn defined_by_a_loaded_object(name: &CStr) -> Option<*const c_void> {
     }
     let mut search = Search {
         name,
+        exclude,
         found: ptr::null(),
     };
     // SAFETY: `visit` only reads what the loader passes and writes `search`, which
