@@ -124,12 +124,12 @@ pub enum Command {
         /// The database directory.
         #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
         path: PathBuf,
-        /// Bits per key of the new filters, 0 to 1000 (with --dry-run, a list: 6,10,16).
+        /// Bits per key of the new filters, 0 to 1000; required, except with --dry-run,
+        /// where it is a list to compare (default 6,10,16).
         #[arg(
             long,
             value_name = "N",
             value_delimiter = ',',
-            required = true,
             value_parser = clap::value_parser!(u32).range(0..=1000),
             value_hint = ValueHint::Other
         )]
