@@ -115,14 +115,22 @@ fn linker_takes_second_version_script(out_dir: &std::path::Path) -> bool {
     let rustc = env::var("RUSTC").expect("set by cargo");
     let mut command = std::process::Command::new(rustc);
     command
-        .args(["--crate-type", "cdylib", "--crate-name", "version_script_probe"])
+        .args([
+            "--crate-type",
+            "cdylib",
+            "--crate-name",
+            "version_script_probe",
+        ])
         .arg("--target")
         .arg(env::var("TARGET").expect("set by cargo"))
         .arg("--out-dir")
         .arg(out_dir)
         .arg(&probe)
         .arg("-C")
-        .arg(format!("link-arg=-Wl,--version-script={}", script.display()));
+        .arg(format!(
+            "link-arg=-Wl,--version-script={}",
+            script.display()
+        ));
     if let Ok(flags) = env::var("CARGO_ENCODED_RUSTFLAGS") {
         command.args(flags.split('\x1f').filter(|flag| !flag.is_empty()));
     }

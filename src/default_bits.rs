@@ -67,7 +67,7 @@ pub(crate) struct Open {
     /// The definition the caller would have reached without this library.
     pub(crate) real: *const c_void,
     /// The options' filter policy field and the policy set there, if one was.
-    lent: Option<(&'static AtomicPtr<c_void>, *mut c_void)>,
+    lent: Option<(*const AtomicPtr<c_void>, *mut c_void)>,
     /// Whether this is the thread's outermost open function.
     outermost: bool,
     function: OpenFunction,
@@ -138,7 +138,7 @@ impl Open {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             );
-            set.is_ok().then_some((field, policy))
+            set.is_ok().then_some((ptr::from_ref(field), policy))
         });
         stats::record_open_without_policy(lent.is_some());
         let mut open = forward;
@@ -150,6 +150,9 @@ impl Open {
     /// program set one of its own meanwhile.
     pub(crate) fn finish(self) {
         if let Some((field, policy)) = self.lent {
+            // SAFETY: the caller's options, which live at least until its call of the
+            // open function returns, after the real one did.
+            let field = unsafe { &*field };
             let _ = field.compare_exchange(
                 policy,
                 ptr::null_mut(),
@@ -215,7 +218,8 @@ fn say_once_unproven(real: *const c_void) {
     }
     say(&format!(
         "leveldb-bloom: {}: the LevelDB in {} does not show where its options keep the \
-         filter policy (it has no C API): its databases open as stock, without a policy\n",
+         filter policy (it has no C API): the databases it opens without a policy of their \
+         own stay without one\n",
         VARIABLE.to_string_lossy(),
         real::object_name(real)
     ));
@@ -288,8 +292,21 @@ mod tests {
         assert_eq!(parse_bits("1"), Ok(1));
         assert_eq!(parse_bits("100"), Ok(100));
         assert_eq!(parse_bits(""), Err(None));
-        for refused in ["0", "101", "-5", "+5", " 10", "10 ", "ten", "1e1", "99999999999"] {
-            assert!(parse_bits(refused).is_err_and(|why| why.is_some()), "{refused}");
+        for refused in [
+            "0",
+            "101",
+            "-5",
+            "+5",
+            " 10",
+            "10 ",
+            "ten",
+            "1e1",
+            "99999999999",
+        ] {
+            assert!(
+                parse_bits(refused).is_err_and(|why| why.is_some()),
+                "{refused}"
+            );
         }
     }
 }

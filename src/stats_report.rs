@@ -164,16 +164,16 @@ fn opens_note((opened, given): (u64, u64), bits: u32) -> String {
     if opened == 0 {
         String::new()
     } else if given == opened {
-        format!("; {opened} databases opened with no filter policy got this library's at {variable}={bits}")
+        format!("; databases opened with no filter policy: {opened}, each given this library's at {variable}={bits}")
     } else if bits != 0 {
         format!(
-            "; note: {} of {opened} databases opened with no filter policy did not get \
+            "; note: databases opened with no filter policy: {opened}, of which {} without \
              {variable}={bits}'s (see stderr)",
             opened - given
         )
     } else {
         format!(
-            "; note: {opened} databases opened with no filter policy: LevelDB writes and \
+            "; note: databases opened with no filter policy: {opened}: LevelDB writes and \
              reads no filters for them ({variable}=10 gives them this library's bloom \
              policy; or set one in the program)"
         )

@@ -30,7 +30,11 @@ fn tables(dir: &Scratch) -> Vec<Vec<u8>> {
         .map(|path| std::fs::read(path).unwrap())
         .collect();
     tables.sort();
-    assert!(tables.len() >= 2, "expected several tables, found {}", tables.len());
+    assert!(
+        tables.len() >= 2,
+        "expected several tables, found {}",
+        tables.len()
+    );
     tables
 }
 
@@ -51,7 +55,10 @@ fn tables_without_filters(dir: &Scratch) -> Vec<Vec<u8>> {
 /// in `stats`, with the variable at `bits` if any.
 enum Run<'a> {
     Stock,
-    Swapped { stats: &'a StatsFile, bits: Option<&'a str> },
+    Swapped {
+        stats: &'a StatsFile,
+        bits: Option<&'a str>,
+    },
 }
 
 fn run(mut command: Command, how: Run) -> Output {
@@ -72,7 +79,9 @@ fn assert_given_default(stats: &StatsFile) {
     let summary = stats.summary();
     summary.assert_built();
     assert!(
-        summary.text.contains(&format!("got this library's at {VARIABLE}=10")),
+        summary
+            .text
+            .contains(&format!("each given this library's at {VARIABLE}=10")),
         "{}",
         summary.text
     );
@@ -91,7 +100,13 @@ fn prove_default_bits(
 
     let given = Scratch::new();
     let stats = StatsFile::new();
-    run(write(&given), Run::Swapped { stats: &stats, bits: Some("10") });
+    run(
+        write(&given),
+        Run::Swapped {
+            stats: &stats,
+            bits: Some("10"),
+        },
+    );
     assert_given_default(&stats);
     assert!(
         common::tables_with_filters(&given) == common::tables_with_filters(&stock_10),
@@ -100,14 +115,23 @@ fn prove_default_bits(
 
     let unchanged = Scratch::new();
     let stats = StatsFile::new();
-    run(write(&unchanged), Run::Swapped { stats: &stats, bits: None });
+    run(
+        write(&unchanged),
+        Run::Swapped {
+            stats: &stats,
+            bits: None,
+        },
+    );
     assert!(
         tables_without_filters(&unchanged) == tables_without_filters(&stock_none),
         "{name}: without the variable, tables differ from stock's"
     );
     let summary = stats.summary().text;
     assert!(
-        summary.contains(&format!("opened with no filter policy: LevelDB writes and reads no filters for them ({VARIABLE}=10")),
+        summary.contains("note: databases opened with no filter policy: ")
+            && summary.contains(&format!(
+                "LevelDB writes and reads no filters for them ({VARIABLE}=10 gives"
+            )),
         "{name}: {summary}"
     );
 }
@@ -119,12 +143,18 @@ fn dropin(lang: Lang, bits: u32, flags: &[String]) -> PathBuf {
         Lang::C99 => ("c_tests/dropin_c.c", "c"),
         _ => ("c_tests/dropin_cxx.cc", "cxx"),
     };
-    let variant = if flags.iter().any(|flag| flag.contains("ABI=0")) { "_old_abi" } else { "" };
+    let variant = if flags.iter().any(|flag| flag.contains("ABI=0")) {
+        "_old_abi"
+    } else {
+        ""
+    };
     let name = format!("default_bits_{report}{variant}_{bits}");
     once(&name, || {
         flags
             .iter()
-            .fold(Program::new(&name, lang, &[source]), |program, flag| program.arg(flag.clone()))
+            .fold(Program::new(&name, lang, &[source]), |program, flag| {
+                program.arg(flag.clone())
+            })
             .arg(format!("-DDROPIN_BITS_PER_KEY={bits}"))
             .build()
     })
@@ -148,7 +178,13 @@ fn prove_dropin(lang: Lang, flags: &[String]) {
     let own = dropin(lang, 16, flags);
     run(dropin_write(&own, &stock_16), Run::Stock);
     let stats = StatsFile::new();
-    run(dropin_write(&own, &kept), Run::Swapped { stats: &stats, bits: Some("10") });
+    run(
+        dropin_write(&own, &kept),
+        Run::Swapped {
+            stats: &stats,
+            bits: Some("10"),
+        },
+    );
     assert!(
         common::tables_with_filters(&kept) == common::tables_with_filters(&stock_16),
         "{name}: a program's own policy at 16 was not kept"
@@ -158,7 +194,17 @@ fn prove_dropin(lang: Lang, flags: &[String]) {
     let stats = StatsFile::new();
     let mut read = common::command(&without);
     read.args(["read", kept.path(), KEYS]);
-    let shown = String::from_utf8_lossy(&run(read, Run::Swapped { stats: &stats, bits: Some("16") }).stdout).into_owned();
+    let shown = String::from_utf8_lossy(
+        &run(
+            read,
+            Run::Swapped {
+                stats: &stats,
+                bits: Some("16"),
+            },
+        )
+        .stdout,
+    )
+    .into_owned();
     assert!(shown.contains(", 0 wrong"), "{shown}");
     stats.summary().assert_rejected(19_000);
 }
@@ -220,7 +266,9 @@ fn plyvel_wheel_with_default_options_gets_default_bits() {
 #[test]
 fn old_abi_leveldb_cxx_program_gets_default_bits() {
     let mut command = common::command(common::repo().join("tests/reach/build-leveldb"));
-    command.arg(common::cache_dir("reach/leveldb")).arg("old-abi");
+    command
+        .arg(common::cache_dir("reach/leveldb"))
+        .arg("old-abi");
     let build = PathBuf::from(common::run(&mut command).trim());
     let source = build.with_file_name("src").join("include");
     let flags = [
@@ -241,10 +289,62 @@ fn a_bad_value_is_ignored_saying_so() {
     let (stock, swapped) = (Scratch::new(), Scratch::new());
     run(dropin_write(&exe, &stock), Run::Stock);
     let stats = StatsFile::new();
-    let output = run(dropin_write(&exe, &swapped), Run::Swapped { stats: &stats, bits: Some("101") });
+    let output = run(
+        dropin_write(&exe, &swapped),
+        Run::Swapped {
+            stats: &stats,
+            bits: Some("101"),
+        },
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let said: Vec<&str> = stderr.lines().filter(|line| line.contains(VARIABLE)).collect();
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains(VARIABLE))
+        .collect();
     assert_eq!(said.len(), 1, "{stderr}");
     assert!(said[0].contains("from 1 to 100: ignored"), "{stderr}");
     assert!(tables_without_filters(&stock) == tables_without_filters(&swapped));
+}
+
+/// Node's classic-level builds LevelDB into its addon without the C API, so nothing
+/// shows where its options keep the policy: the variable changes nothing there, and
+/// says so once. (classic-level sets its own policy, which stays.)
+#[test]
+fn a_leveldb_without_its_c_api_runs_as_stock_saying_so() {
+    let modules = common::cache_dir("reach/node/node_modules");
+    assert!(
+        modules.join("classic-level/package.json").exists(),
+        "classic-level is not installed in {}: run `make deps` (scripts/ensure-leveldb)",
+        modules.display()
+    );
+    let node = |dir: &Scratch| {
+        let mut command = common::command("node");
+        command
+            .arg(common::repo().join("tests/reach/classic_level.js"))
+            .args([dir.path(), KEYS])
+            .env("NODE_PATH", &modules);
+        command
+    };
+    let (stock, swapped) = (Scratch::new(), Scratch::new());
+    run(node(&stock), Run::Stock);
+    let stats = StatsFile::new();
+    let output = run(
+        node(&swapped),
+        Run::Swapped {
+            stats: &stats,
+            bits: Some("10"),
+        },
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains(VARIABLE))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains("classic-level") && said[0].contains("no C API"),
+        "{stderr}"
+    );
+    assert!(common::tables_with_filters(&stock) == common::tables_with_filters(&swapped));
+    stats.summary().assert_built();
 }

@@ -118,8 +118,13 @@ pub enum Command {
     /// has the database open, when its comparator is not leveldb.BytewiseComparator,
     /// when a table cannot be read completely, or when the disk has too little room;
     /// on any error nothing changes. With --dry-run, writes nothing and reports what
-    /// each --bits-per-key would cost and save. Exit status: 0 when done, 1 when
-    /// nothing was changed because of an error, 2 on a usage error.
+    /// each --bits-per-key would cost and save. LevelDB uses the new filters only when
+    /// the program opens the database with a bloom filter policy (plyvel
+    /// bloom_filter_bits=N, C leveldb_options_set_filter_policy, C++
+    /// options.filter_policy, or LEVELDB_BLOOM_DEFAULT_BITS=N with libleveldb_bloom
+    /// swapped in); without one it reads no filter, and its compactions write tables
+    /// without filters again. Exit status: 0 when done, 1 when nothing was changed
+    /// because of an error, 2 on a usage error.
     Refilter {
         /// The database directory.
         #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]

@@ -15,7 +15,11 @@ pub fn reader_line(policy: Policy) -> String {
             "reader: a program that opens the database with a bloom filter policy \
              (--policy {}); one with none (LevelDB's default options, plyvel's \
              bloom_filter_bits=0) reads no filter: --policy none\n",
-            if policy == Policy::Leveldb { "leveldb" } else { "legacy" }
+            if policy == Policy::Leveldb {
+                "leveldb"
+            } else {
+                "legacy"
+            }
         ),
         Policy::None => "reader: a program that opens the database with no filter policy \
             (--policy none): every table consulted costs a data-block read; with a bloom \

@@ -111,6 +111,7 @@ reads no filter, and its compactions write tables without filters again.";
 
 /// With no live table: the keys are in the log, which LevelDB writes to a table when
 /// the program compacts or its memtable fills.
-pub const KEYS_IN_LOG: &str = "Its keys, if any, are still in its log: LevelDB writes them to tables when \
+pub const KEYS_IN_LOG: &str =
+    "Its keys, if any, are still in its log: LevelDB writes them to tables when \
 the program's memtable fills (write_buffer_size) or when it compacts: plyvel db.compact_range(), \
 C leveldb_compact_range(db, NULL, 0, NULL, 0), C++ db->CompactRange(nullptr, nullptr).";

@@ -226,7 +226,11 @@ impl Report {
         if self.missed > 0 {
             let _ = writeln!(out, "{GUIDANCE}");
         }
-        let without_filters = self.tables.iter().filter(|t| t.filter_name.is_none()).count();
+        let without_filters = self
+            .tables
+            .iter()
+            .filter(|t| t.filter_name.is_none())
+            .count();
         if without_filters > 0 {
             let database = match &self.databases[..] {
                 [one] => one.path.as_str(),

@@ -39,7 +39,10 @@ fn refilter_ends_saying_what_the_reader_needs() {
     }
     let (code, json, _) = refilter_json(&db.0, &["--bits-per-key", "12"]);
     assert_eq!(code, 0);
-    assert!(json["reader"].as_str().unwrap().contains("LEVELDB_BLOOM_DEFAULT_BITS=N"));
+    assert!(json["reader"]
+        .as_str()
+        .unwrap()
+        .contains("LEVELDB_BLOOM_DEFAULT_BITS=N"));
 }
 
 #[test]
@@ -47,7 +50,10 @@ fn audit_of_tables_without_filters_points_to_the_dry_run() {
     let db = refilter_db("none");
     let (_, text, _) = common::audit(&[&db.0]);
     assert!(
-        text.contains(&format!("`leveldb-bloom refilter --dry-run {}`", db.0.display())),
+        text.contains(&format!(
+            "`leveldb-bloom refilter --dry-run {}`",
+            db.0.display()
+        )),
         "{text}"
     );
     let with_filters = refilter_db("10");
@@ -62,7 +68,12 @@ fn explain_says_which_reader_it_assumes() {
     assert!(bloom.starts_with("reader: a program that opens the database with a bloom filter policy (--policy leveldb)"), "{bloom}");
     assert!(bloom.lines().next().unwrap().contains("--policy none"));
     let none = tool(&["explain", "absent", "--policy", "none"], &db.0);
-    assert!(none.starts_with("reader: a program that opens the database with no filter policy (--policy none)"), "{none}");
+    assert!(
+        none.starts_with(
+            "reader: a program that opens the database with no filter policy (--policy none)"
+        ),
+        "{none}"
+    );
 }
 
 #[test]
@@ -71,16 +82,29 @@ fn dry_run_alone_compares_6_10_and_16_bits() {
     let (code, json, stderr) = refilter_json(&db.0, &["--dry-run"]);
     assert_eq!(code, 0, "{stderr}");
     let bits = |level: &serde_json::Value| -> Vec<u64> {
-        level["candidates"].as_array().unwrap().iter().map(|c| c["bits_per_key"].as_u64().unwrap()).collect()
+        level["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["bits_per_key"].as_u64().unwrap())
+            .collect()
     };
-    for level in json["levels"].as_array().unwrap().iter().chain([&json["total"]]) {
+    for level in json["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain([&json["total"]])
+    {
         assert_eq!(bits(level), [6, 10, 16], "{level}");
     }
     assert!(json["total"].get("level").is_none(), "{}", json["total"]);
     // Without --dry-run, one value is required.
     let (code, _, stderr) = refilter_json(&db.0, &[]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("--bits-per-key N: one value is required"), "{stderr}");
+    assert!(
+        stderr.contains("--bits-per-key N: one value is required"),
+        "{stderr}"
+    );
 }
 
 /// A database whose keys are all in its log: no live table.
@@ -98,9 +122,19 @@ fn keys_in_log() -> Scratch {
 fn keys_all_in_the_log_say_how_to_flush_them() {
     let db = keys_in_log();
     let text = tool(&["refilter", "--dry-run"], &db.0);
-    let totals: Vec<&str> = text.lines().filter(|line| line.starts_with("total")).collect();
+    let totals: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("total"))
+        .collect();
     assert_eq!(totals.len(), 4, "{text}");
-    assert_eq!(totals.iter().filter(|line| line.contains("current")).count(), 1, "{text}");
+    assert_eq!(
+        totals
+            .iter()
+            .filter(|line| line.contains("current"))
+            .count(),
+        1,
+        "{text}"
+    );
     assert!(text.contains("db.compact_range()"), "{text}");
     let (code, json, _) = refilter_json(&db.0, &["--dry-run", "--bits-per-key", "8"]);
     assert_eq!(code, 0);
@@ -109,5 +143,8 @@ fn keys_all_in_the_log_say_how_to_flush_them() {
     assert!(json["total"].get("level").is_none());
     let text = tool(&["refilter", "--bits-per-key", "10"], &db.0);
     assert!(text.contains("no live tables: nothing to do"), "{text}");
-    assert!(text.contains("leveldb_compact_range(db, NULL, 0, NULL, 0)"), "{text}");
+    assert!(
+        text.contains("leveldb_compact_range(db, NULL, 0, NULL, 0)"),
+        "{text}"
+    );
 }

@@ -29,7 +29,11 @@ pub(super) fn object_name(address: *const c_void) -> String {
     object_of(address)
         .filter(|info| !info.dli_fname.is_null())
         // SAFETY: dladdr's file name is a NUL-terminated string of the loader's.
-        .map(|info| unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned())
+        .map(|info| {
+            unsafe { CStr::from_ptr(info.dli_fname) }
+                .to_string_lossy()
+                .into_owned()
+        })
         .unwrap_or_else(|| "an unknown object".into())
 }
 
@@ -98,7 +102,11 @@ fn defined_by_a_loaded_object(name: &CStr, exclude: *const c_void) -> Option<*co
         exclude: *const c_void,
         found: *const c_void,
     }
-    unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _: usize,
+        data: *mut c_void,
+    ) -> c_int {
         // SAFETY: dl_iterate_phdr passes a valid info and our `Search`.
         let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
         // SAFETY: the loader's NUL-terminated name of the object, if any.

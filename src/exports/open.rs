@@ -11,19 +11,31 @@ use super::super::default_bits::{Open, OpenFunction};
 use super::super::guard;
 
 /// `leveldb_open(options, name, errptr)` of the C API.
-type COpen = unsafe extern "C-unwind" fn(*const c_void, *const c_char, *mut *mut c_char) -> *mut c_void;
+type COpen =
+    unsafe extern "C-unwind" fn(*const c_void, *const c_char, *mut *mut c_char) -> *mut c_void;
 /// `Status leveldb::DB::Open(const Options&, const std::string&, DB**)` on x86-64: the
 /// Status is returned in memory whose address comes first, and is returned.
-type CxxOpen =
-    unsafe extern "C-unwind" fn(*mut c_void, *const c_void, *const c_void, *mut *mut c_void) -> *mut c_void;
+type CxxOpen = unsafe extern "C-unwind" fn(
+    *mut c_void,
+    *const c_void,
+    *const c_void,
+    *mut *mut c_void,
+) -> *mut c_void;
 
 /// Prepares the call of `function` (`None`: no definition found, or a panic).
 ///
 /// # Safety
 /// As for [`Open::prepare`].
-unsafe fn prepare(function: OpenFunction, options: *const c_void, caller: *const c_void) -> Option<Open> {
+unsafe fn prepare(
+    function: OpenFunction,
+    options: *const c_void,
+    caller: *const c_void,
+) -> Option<Open> {
     // SAFETY: the caller's promise, passed on.
-    guard(|| None, || unsafe { Open::prepare(function, options, caller) })
+    guard(
+        || None,
+        || unsafe { Open::prepare(function, options, caller) },
+    )
 }
 
 fn finish(open: Open) {
@@ -74,7 +86,11 @@ unsafe extern "C-unwind" fn leveldb_bloom_default_bits_open_cxx(
     db: *mut *mut c_void,
     caller: *const c_void,
 ) -> c_int {
-    let function = if abi == 0 { OpenFunction::Cxx11 } else { OpenFunction::Cxx98 };
+    let function = if abi == 0 {
+        OpenFunction::Cxx11
+    } else {
+        OpenFunction::Cxx98
+    };
     // SAFETY: the caller's promise: options of the LevelDB it calls.
     let Some(open) = (unsafe { prepare(function, options, caller) }) else {
         return 0;
