@@ -30,6 +30,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use super::dropin::new_policy;
+use super::environment;
 use super::stats;
 use super::stats_report::say;
 use bloom::BloomFilterPolicy;
@@ -231,19 +232,10 @@ extern "C" fn read_variable() {
     super::guard(
         || (),
         || {
-            // SAFETY: getauxval reads the auxiliary vector the kernel gave the process:
-            // in a secure-execution process the variable is another user's say.
-            if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+            let Some(value) = environment::variable(VARIABLE) else {
                 return;
-            }
-            // SAFETY: a NUL-terminated name; at start no other thread of this library
-            // runs, and the value is used before anything can change the environment.
-            let value = unsafe { libc::getenv(VARIABLE.as_ptr()) };
-            if value.is_null() {
-                return;
-            }
-            // SAFETY: getenv returns a NUL-terminated string.
-            let value = unsafe { CStr::from_ptr(value) }.to_string_lossy();
+            };
+            let value = value.to_string_lossy();
             match parse_bits(&value) {
                 Ok(bits) if cfg!(default_bits_open) => BITS.store(bits, Ordering::Relaxed),
                 Ok(_) => say(&format!(

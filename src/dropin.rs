@@ -93,12 +93,12 @@ pub(crate) fn new_policy(
 static REACHED_BY_LEVELDB: AtomicBool = AtomicBool::new(false);
 
 /// Whether LevelDB's C or C++ API is in the global scope (LevelDB linked, or loaded
-/// `RTLD_GLOBAL`). Neither name is one of this library's.
+/// `RTLD_GLOBAL`): this library's own open functions (`default_bits`) left out.
 fn leveldb_in_global_scope() -> bool {
     [c"leveldb_open"]
         .iter()
         .chain(&string_abi::DB_OPEN)
-        .any(|name| !loaded::global_symbol(name).is_null())
+        .any(|name| !loaded::leveldb_symbol(name).is_null())
 }
 
 /// Releases a policy: this library's own, or an object with LevelDB's `FilterPolicy`

@@ -17,7 +17,8 @@
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
 //! [`stats_report`] is `LEVELDB_BLOOM_STATS`; [`default_bits`] is
-//! `LEVELDB_BLOOM_DEFAULT_BITS`, a bloom policy for databases opened with none.
+//! `LEVELDB_BLOOM_DEFAULT_BITS`, a bloom policy for databases opened with none;
+//! [`environment`] reads both variables.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -26,6 +27,7 @@ mod args;
 mod c_text;
 mod default_bits;
 mod dropin;
+mod environment;
 mod exports;
 mod fork;
 mod fork_lock;

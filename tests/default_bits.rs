@@ -21,26 +21,9 @@ use common::{lib_path, once, Lang, Program, Scratch};
 const KEYS: &str = "20000";
 const VARIABLE: &str = "LEVELDB_BLOOM_DEFAULT_BITS";
 
-/// The table files of a database, sorted by content.
-fn tables(dir: &Scratch) -> Vec<Vec<u8>> {
-    let mut tables: Vec<Vec<u8>> = std::fs::read_dir(dir.dir())
-        .expect("the database directory")
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "ldb"))
-        .map(|path| std::fs::read(path).unwrap())
-        .collect();
-    tables.sort();
-    assert!(
-        tables.len() >= 2,
-        "expected several tables, found {}",
-        tables.len()
-    );
-    tables
-}
-
 /// The tables of a database, checked to carry no filter block.
 fn tables_without_filters(dir: &Scratch) -> Vec<Vec<u8>> {
-    let tables = tables(dir);
+    let tables = common::tables(dir);
     let name = b"filter.leveldb";
     for table in &tables {
         assert!(
@@ -49,6 +32,17 @@ fn tables_without_filters(dir: &Scratch) -> Vec<Vec<u8>> {
         );
     }
     tables
+}
+
+/// The one line of the program's stderr about the variable.
+fn said_once(output: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains(VARIABLE))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    said[0].to_string()
 }
 
 /// How a program runs: stock, or with this library preloaded and its statistics
@@ -296,13 +290,8 @@ fn a_bad_value_is_ignored_saying_so() {
             bits: Some("101"),
         },
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let said: Vec<&str> = stderr
-        .lines()
-        .filter(|line| line.contains(VARIABLE))
-        .collect();
-    assert_eq!(said.len(), 1, "{stderr}");
-    assert!(said[0].contains("from 1 to 100: ignored"), "{stderr}");
+    let said = said_once(&output);
+    assert!(said.contains("from 1 to 100: ignored"), "{said}");
     assert!(tables_without_filters(&stock) == tables_without_filters(&swapped));
 }
 
@@ -335,15 +324,10 @@ fn a_leveldb_without_its_c_api_runs_as_stock_saying_so() {
             bits: Some("10"),
         },
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let said: Vec<&str> = stderr
-        .lines()
-        .filter(|line| line.contains(VARIABLE))
-        .collect();
-    assert_eq!(said.len(), 1, "{stderr}");
+    let said = said_once(&output);
     assert!(
-        said[0].contains("classic-level") && said[0].contains("no C API"),
-        "{stderr}"
+        said.contains("classic-level") && said.contains("no C API"),
+        "{said}"
     );
     assert!(common::tables_with_filters(&stock) == common::tables_with_filters(&swapped));
     stats.summary().assert_built();

@@ -74,6 +74,18 @@ pub(super) fn global_symbol(name: &CStr) -> *mut c_void {
     unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
 }
 
+/// `name` as the global scope binds it for anyone but this library: past this
+/// library's own definitions of LevelDB's open functions (`default_bits`), the
+/// next one (`RTLD_NEXT`), or NULL.
+pub(super) fn leveldb_symbol(name: &CStr) -> *mut c_void {
+    let found = global_symbol(name);
+    if !in_this_library(found) {
+        return found;
+    }
+    // SAFETY: a NUL-terminated name; RTLD_NEXT searches after this library.
+    unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
+}
+
 /// The names of the dynamic symbols the object `address` lies in defines or
 /// imports, NUL-separated (its `.dynstr`, which holds little else): empty when
 /// `address` is NULL or lies in no object. Valid while that object stays loaded.

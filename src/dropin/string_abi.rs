@@ -11,7 +11,7 @@
 
 use std::ffi::CStr;
 
-use super::loaded::global_symbol;
+use super::loaded::leveldb_symbol;
 
 /// libstdc++'s two `std::string` ABIs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl CallerNames {
 impl StringAbi {
     /// The ABI of the `leveldb::DB::Open` in the global scope, if exactly one is.
     fn of_global_scope() -> Option<Self> {
-        let [cxx11, cxx98] = DB_OPEN.map(|name| !global_symbol(name).is_null());
+        let [cxx11, cxx98] = DB_OPEN.map(|name| !leveldb_symbol(name).is_null());
         match (cxx11, cxx98) {
             (true, false) => Some(Self::Cxx11),
             (false, true) => Some(Self::Cxx98),
