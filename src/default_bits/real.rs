@@ -28,8 +28,8 @@ pub(super) fn object_base(address: *const c_void) -> Option<usize> {
 pub(super) fn object_name(address: *const c_void) -> String {
     object_of(address)
         .filter(|info| !info.dli_fname.is_null())
-        // SAFETY: dladdr's file name is a NUL-terminated string of the loader's.
         .map(|info| {
+            // SAFETY: dladdr's file name is a NUL-terminated string of the loader's.
             unsafe { CStr::from_ptr(info.dli_fname) }
                 .to_string_lossy()
                 .into_owned()
