@@ -36,7 +36,7 @@ use super::stats_report::say;
 use bloom::BloomFilterPolicy;
 
 /// The environment variable, read once when the library starts.
-pub(crate) const VARIABLE: &CStr = c"LEVELDB_BLOOM_DEFAULT_BITS";
+const VARIABLE: &CStr = environment::DEFAULT_BITS;
 
 /// Its value, or 0 when it is unset, ignored or empty.
 static BITS: AtomicU32 = AtomicU32::new(0);
@@ -141,7 +141,7 @@ impl Open {
             );
             set.is_ok().then_some((ptr::from_ref(field), policy))
         });
-        stats::record_open_without_policy(lent.is_some());
+        stats::record_open_without_policy(bits, lent.is_some());
         let mut open = forward;
         open.lent = lent;
         Some(open)
@@ -267,11 +267,6 @@ fn parse_bits(value: &str) -> Result<u32, Option<&'static str>> {
         Ok(bits @ 1..=100) if value.bytes().all(|b| b.is_ascii_digit()) => Ok(bits),
         _ => Err(Some("not a whole number of bits per key from 1 to 100")),
     }
-}
-
-/// The variable's value, 0 when unset: for the statistics summary.
-pub(crate) fn bits() -> u32 {
-    BITS.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

@@ -5,6 +5,9 @@
 
 use std::ffi::CStr;
 
+/// `LEVELDB_BLOOM_DEFAULT_BITS` (`default_bits`), also named by the statistics.
+pub(crate) const DEFAULT_BITS: &CStr = c"LEVELDB_BLOOM_DEFAULT_BITS";
+
 /// The value of `name`, unless it is unset or the process runs with secure
 /// execution. For the library's constructors only: at start no other thread of this
 /// library runs, and the value is used before anything can change the environment.

@@ -21,7 +21,6 @@ mod destination;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
-use super::default_bits;
 use super::environment;
 use super::guard;
 use super::registry::REGISTRY;
@@ -95,9 +94,7 @@ extern "C" fn report() {
             let now = stats::snapshot();
             let opens = stats::opens_without_policy();
             let used = now != Stats::default() || REGISTRY.ever_registered() || opens.0 > 0;
-            let line = used.then(|| {
-                summary(&now, std::process::id()) + &opens_note(opens, default_bits::bits()) + "\n"
-            });
+            let line = used.then(|| summary(&now, std::process::id()) + &opens_note(opens) + "\n");
             if let Err(why) = destination.finish(line.as_ref().map(String::as_bytes)) {
                 stderr.say(&format!(
                     "leveldb-bloom: {}: statistics summary {why}\n",
@@ -146,8 +143,8 @@ pub(crate) fn summary(now: &stats::Stats, pid: u32) -> String {
 
 /// What the summary adds about the databases opened with no filter policy
 /// (`opened`, of which `given` got `LEVELDB_BLOOM_DEFAULT_BITS`'s, at `bits`).
-fn opens_note((opened, given): (u64, u64), bits: u32) -> String {
-    let variable = default_bits::VARIABLE.to_string_lossy();
+fn opens_note((opened, given, bits): (u64, u64, u64)) -> String {
+    let variable = environment::DEFAULT_BITS.to_string_lossy();
     if opened == 0 {
         String::new()
     } else if given == opened {
