@@ -332,3 +332,47 @@ fn a_leveldb_without_its_c_api_runs_as_stock_saying_so() {
     assert!(common::tables_with_filters(&stock) == common::tables_with_filters(&swapped));
     stats.summary().assert_built();
 }
+
+/// A setuid-root program ignores the variable, as every variable of this library: a
+/// bad value, which a plain run reports on stderr, goes unread. The default-options
+/// C program linked with this library (the loader ignores `LD_PRELOAD` paths in a
+/// setuid program), copied where `nobody` may run it, run as `nobody`.
+#[test]
+fn a_setuid_program_ignores_the_variable() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("a_setuid_program_ignores_the_variable: SKIPPED: needs root (setuid-root, run as nobody)");
+        return;
+    }
+    let linked = once("default_bits_c_linked_0", || {
+        Program::new(
+            "default_bits_c_linked_0",
+            Lang::C99,
+            &["c_tests/dropin_c.c"],
+        )
+        .link_bloom()
+        .arg("-lleveldb")
+        .arg("-DDROPIN_BITS_PER_KEY=0")
+        .build()
+    });
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.dir()).unwrap();
+    std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let program = scratch.dir().join("default_options_program");
+    std::fs::copy(&linked, &program).unwrap();
+    let said = |db: &str| {
+        let output = common::command("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(&program)
+            .args(["write", scratch.dir().join(db).to_str().unwrap(), "100"])
+            .env(VARIABLE, "ten")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).contains(VARIABLE)
+    };
+    assert!(said("plain"), "the control run read the variable");
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    assert!(!said("setuid"), "a setuid program read the variable");
+}
