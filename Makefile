@@ -86,7 +86,9 @@ test-deb: deps
 # for a shorter one); its floor (core/examples/bench_floor.rs); LevelDB databases, stock
 # against the swap; instructions per Get (perf, else valgrind if installed); the Rust API
 # against rusty-leveldb at each SIMD level (core/examples/rust_peers.rs); the audit beside
-# LevelDB's own checked scan (scripts/bench-audit); see README.
+# LevelDB's own checked scan (scripts/bench-audit); refilter against LevelDB's full
+# compaction (scripts/bench-refilter); a default-options program's absent Gets, stock
+# against refilter + LEVELDB_BLOOM_DEFAULT_BITS (scripts/bench-default-bits); see README.
 BENCH := $(LIBDIR)/leveldb_bloom_bench
 bench: deps build
 	$(CARGO) build --release -p leveldb-bloom --example bench_floor
@@ -99,6 +101,7 @@ bench: deps build
 	scripts/ensure-leveldb /usr/bin/time:time
 	scripts/bench-audit $(LIBDIR)/scan_db $(LIBDIR)/leveldb-bloom
 	scripts/bench-refilter $(LIBDIR)/scan_db $(LIBDIR)/leveldb-bloom
+	scripts/bench-default-bits $(LIBDIR)/scan_db $(abspath $(LIB)) $(LIBDIR)/leveldb-bloom
 
 # Fuzzing: the table, MANIFEST and log readers and the audit on TABLE_FUZZ_CASES mutated
 # tables and MANIFESTs of LevelDB and goleveldb (cli/tests/fuzz_tables.rs; `make test`

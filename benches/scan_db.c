@@ -12,6 +12,10 @@
  *                            and prints the entries and the time in nanoseconds
  *   scan_db compact DIR      opens DIR with LevelDB's bloom filter, compacts the
  *                            whole range and prints the time in nanoseconds
+ *   scan_db gets DIR KEYS N  opens DIR (built with KEYS keys) with LevelDB's default
+ *                            options (no filter policy), Gets N keys never written,
+ *                            inside the keys' range, and prints N and the time in
+ *                            nanoseconds (scripts/bench-default-bits)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <leveldb/c.h>
@@ -115,12 +119,43 @@ static int compact(const char *dir) {
   return 0;
 }
 
+static int absent_gets(const char *dir, long keys, long n) {
+  leveldb_options_t *options = leveldb_options_create();
+  char *error = NULL;
+  leveldb_t *db = leveldb_open(options, dir, &error);
+  check(error, "open");
+  leveldb_readoptions_t *read = leveldb_readoptions_create();
+  uint64_t state = 7;
+  char key[26];
+  size_t length;
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (long i = 0; i < n; i++) {
+    /* A written key's 24 bytes and one more: never written, between written keys. */
+    snprintf(key, sizeof key, "key%021llux", (unsigned long long)(next_random(&state) % (uint64_t)(keys * 4)));
+    char *value = leveldb_get(db, read, key, 25, &length, &error);
+    check(error, "get");
+    if (value != NULL) {
+      fprintf(stderr, "scan_db: an absent key was found\n");
+      return 1;
+    }
+  }
+  printf("%ld %lld\n", n, nanoseconds_since(&start));
+  leveldb_readoptions_destroy(read);
+  leveldb_close(db);
+  leveldb_options_destroy(options);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if ((argc == 4 || (argc == 5 && strcmp(argv[4], "plain") == 0)) &&
       strcmp(argv[1], "build") == 0)
     return build(argv[2], atol(argv[3]), argc == 5);
   if (argc == 3 && strcmp(argv[1], "scan") == 0) return scan(argv[2]);
   if (argc == 3 && strcmp(argv[1], "compact") == 0) return compact(argv[2]);
-  fprintf(stderr, "usage: scan_db build DIR KEYS [plain] | scan_db scan DIR | scan_db compact DIR\n");
+  if (argc == 5 && strcmp(argv[1], "gets") == 0)
+    return absent_gets(argv[2], atol(argv[3]), atol(argv[4]));
+  fprintf(stderr, "usage: scan_db build DIR KEYS [plain] | scan_db scan DIR | scan_db compact DIR"
+                  " | scan_db gets DIR KEYS N\n");
   return 2;
 }

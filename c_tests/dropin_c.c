@@ -23,10 +23,12 @@ static dropin_db* dropin_db_open(const char* dir) {
   dropin_db* db = (dropin_db*)calloc(1, sizeof *db);
   char* error = NULL;
   if (db == NULL) dropin_fail("calloc", "db");
-  db->policy = leveldb_filterpolicy_create_bloom(DROPIN_BITS_PER_KEY);
   db->options = leveldb_options_create();
   leveldb_options_set_create_if_missing(db->options, 1);
-  leveldb_options_set_filter_policy(db->options, db->policy);
+  if (DROPIN_BITS_PER_KEY > 0) {
+    db->policy = leveldb_filterpolicy_create_bloom(DROPIN_BITS_PER_KEY);
+    leveldb_options_set_filter_policy(db->options, db->policy);
+  }
   leveldb_options_set_write_buffer_size(db->options, DROPIN_WRITE_BUFFER_SIZE);
   leveldb_options_set_max_file_size(db->options, DROPIN_MAX_FILE_SIZE);
   db->read_options = leveldb_readoptions_create();
@@ -66,7 +68,7 @@ static void dropin_db_close(dropin_db* db) {
   leveldb_writeoptions_destroy(db->write_options);
   leveldb_readoptions_destroy(db->read_options);
   leveldb_options_destroy(db->options);
-  leveldb_filterpolicy_destroy(db->policy); /* after the database is closed */
+  if (db->policy != NULL) leveldb_filterpolicy_destroy(db->policy); /* after the database is closed */
   free(db);
 }
 

@@ -30,7 +30,7 @@ static void check(const leveldb::Status& status, const char* what) {
 
 static dropin_db* dropin_db_open(const char* dir) {
   std::unique_ptr<dropin_db> db(new dropin_db);
-  db->policy.reset(NEW_BLOOM_FILTER_POLICY(DROPIN_BITS_PER_KEY));
+  if (DROPIN_BITS_PER_KEY > 0) db->policy.reset(NEW_BLOOM_FILTER_POLICY(DROPIN_BITS_PER_KEY));
   leveldb::Options options;
   options.create_if_missing = true;
   options.filter_policy = db->policy.get();

@@ -24,8 +24,11 @@
 
 #include "check.h"
 
-/* Options both programs use. */
+/* Options both programs use. Built with -DDROPIN_BITS_PER_KEY=0, a program sets no
+   filter policy at all, as LevelDB's default options (tests/default_bits.rs). */
+#ifndef DROPIN_BITS_PER_KEY
 #define DROPIN_BITS_PER_KEY 10
+#endif
 #define DROPIN_WRITE_BUFFER_SIZE (64 << 20) /* holds a whole session: no automatic flush */
 #define DROPIN_MAX_FILE_SIZE (1 << 20)      /* the smallest LevelDB allows: more tables */
 

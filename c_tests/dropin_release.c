@@ -39,8 +39,9 @@ static void* address_of_bloom_create(void) {
   return address;
 }
 
-static void* address_of_leveldb_open(void) {
-  leveldb_t* (*function)(const leveldb_options_t*, const char*, char**) = leveldb_open;
+/* A function of LevelDB's alone (this library defines leveldb_open too). */
+static void* address_of_leveldb_close(void) {
+  void (*function)(leveldb_t*) = leveldb_close;
   void* address;
   memcpy(&address, &function, sizeof address);
   return address;
@@ -118,7 +119,7 @@ int main(void) {
   int swapped = leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_C_API;
   leveldb_filterpolicy_t* policy;
   if (symbol != NULL) memcpy(&ours, &symbol, sizeof ours);
-  symbol = symbol_in_library_of(address_of_leveldb_open(), "leveldb_filterpolicy_create_bloom");
+  symbol = symbol_in_library_of(address_of_leveldb_close(), "leveldb_filterpolicy_create_bloom");
   if (symbol != NULL) memcpy(&leveldbs_create_bloom, &symbol, sizeof leveldbs_create_bloom);
   CHECK_THAT(ours != NULL && leveldbs_create_bloom != NULL, "symbols found");
   if (ours == NULL || leveldbs_create_bloom == NULL) return check_report("dropin_release");

@@ -162,12 +162,12 @@ extern "C" fn string_abi(return_address: *const c_void) -> c_int {
 }
 
 /// Whether LevelDB's C or C++ API is in the global scope (LevelDB linked, or loaded
-/// `RTLD_GLOBAL`). Neither name is one of this library's.
+/// `RTLD_GLOBAL`): this library's own open functions (`default_bits`) left out.
 fn leveldb_in_global_scope() -> bool {
     [c"leveldb_open"]
         .into_iter()
         .chain(string_abi::DB_OPEN)
-        .any(|name| !loaded::global_symbol(name).is_null())
+        .any(|name| !loaded::leveldb_symbol(name).is_null())
 }
 
 /// Releases a policy: this library's own, or an object with LevelDB's `FilterPolicy`

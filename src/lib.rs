@@ -17,14 +17,18 @@
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
 //! [`stats_report`] is `LEVELDB_BLOOM_STATS`, which also names the loaded LevelDBs
-//! the swap cannot reach ([`self_bound`]).
+//! the swap cannot reach ([`self_bound`]); [`default_bits`] is
+//! `LEVELDB_BLOOM_DEFAULT_BITS`, a bloom policy for databases opened with none;
+//! [`environment`] reads both variables.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod args;
 mod c_text;
+mod default_bits;
 mod dropin;
+mod environment;
 mod exports;
 mod fork;
 mod fork_lock;

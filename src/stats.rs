@@ -265,3 +265,32 @@ pub(crate) fn record_build(format: Format, keys: usize, bytes: usize) {
         add(slot, index(format, Field::FilterBytes), bytes as u64);
     }
 }
+
+/// Databases opened through LevelDB's open functions with no filter policy (seen
+/// when `LEVELDB_BLOOM_DEFAULT_BITS` is set or statistics are on), how many of them
+/// got the variable's policy, and the variable's bits per key (0: unset). Not reset
+/// in a forked child: a child opens its own databases, and these only add a note to
+/// the summary.
+static OPENED_WITHOUT_POLICY: AtomicU64 = AtomicU64::new(0);
+static GIVEN_DEFAULT_POLICY: AtomicU64 = AtomicU64::new(0);
+static DEFAULT_BITS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a database opened with no filter policy while the variable was at
+/// `bits`, and whether it got the default policy.
+pub(crate) fn record_open_without_policy(bits: u32, given_default: bool) {
+    DEFAULT_BITS.store(bits.into(), Ordering::Relaxed);
+    OPENED_WITHOUT_POLICY.fetch_add(1, Ordering::Relaxed);
+    if given_default {
+        GIVEN_DEFAULT_POLICY.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Databases opened with no filter policy so far, how many got the default, and
+/// the variable's bits per key.
+pub(crate) fn opens_without_policy() -> (u64, u64, u64) {
+    (
+        OPENED_WITHOUT_POLICY.load(Ordering::Relaxed),
+        GIVEN_DEFAULT_POLICY.load(Ordering::Relaxed),
+        DEFAULT_BITS.load(Ordering::Relaxed),
+    )
+}

@@ -27,6 +27,7 @@ mod stats_file;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
+use super::environment;
 use super::guard;
 use super::registry::REGISTRY;
 use super::self_bound;
@@ -48,23 +49,9 @@ extern "C" fn start_from_environment() {
     guard(
         || (),
         || {
-            // SAFETY: getauxval reads the auxiliary vector the kernel gave the process.
-            // AT_SECURE is set in a secure-execution process (setuid, setgid, file
-            // capabilities): the variable is then another user's say.
-            if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+            let Some(value) = environment::variable(VARIABLE).filter(|v| !v.is_empty()) else {
                 return;
-            }
-            // SAFETY: a NUL-terminated name; at start no other thread of this library
-            // runs, and the value is used before anything can change the environment.
-            let value = unsafe { libc::getenv(VARIABLE.as_ptr()) };
-            if value.is_null() {
-                return;
-            }
-            // SAFETY: getenv returns a NUL-terminated string.
-            let value = unsafe { CStr::from_ptr(value) };
-            if value.is_empty() {
-                return;
-            }
+            };
             let stderr = Stderr::now();
             let destination = match Destination::open(value) {
                 Ok(destination) => destination,
@@ -113,10 +100,11 @@ extern "C" fn report() {
                 return;
             };
             let now = stats::snapshot();
-            let used = now != Stats::default() || REGISTRY.ever_registered();
+            let opens = stats::opens_without_policy();
+            let used = now != Stats::default() || REGISTRY.ever_registered() || opens.0 > 0;
             let mut text = String::new();
             if used {
-                text = summary(&now, std::process::id()) + "\n";
+                text = summary(&now, std::process::id()) + &opens_note(opens) + "\n";
             }
             // Said even when the library was never used: the swap missed LevelDB.
             text.extend(self_bound::self_bound().iter().map(|object| object.line()));
@@ -165,6 +153,35 @@ pub(crate) fn summary(now: &stats::Stats, pid: u32) -> String {
                  filters under its name?)";
     }
     line
+}
+
+/// What the summary adds about the databases opened with no filter policy
+/// (`opened`, of which `given` got `LEVELDB_BLOOM_DEFAULT_BITS`'s, at `bits`).
+fn opens_note((opened, given, bits): (u64, u64, u64)) -> String {
+    let variable = environment::DEFAULT_BITS.to_string_lossy();
+    if opened == 0 {
+        String::new()
+    } else if given == opened {
+        format!("; databases opened with no filter policy: {opened}, each given this library's at {variable}={bits}")
+    } else if bits != 0 {
+        format!(
+            "; note: databases opened with no filter policy: {opened}, of which {} without \
+             {variable}={bits}'s (see stderr)",
+            opened - given
+        )
+    } else {
+        format!(
+            "; note: databases opened with no filter policy: {opened}: LevelDB writes and \
+             reads no filters for them ({variable}=10 gives them this library's bloom \
+             policy; or set one in the program)"
+        )
+    }
+}
+
+/// Writes `line` on stderr, as the summary is written there: never blocking for
+/// long, never raising SIGPIPE.
+pub(crate) fn say(line: &str) {
+    let _ = write_unblocked(libc::STDERR_FILENO, line.as_bytes());
 }
 
 /// `part` of `whole` as a percentage with one decimal, or "-" for none.

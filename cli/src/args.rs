@@ -125,19 +125,25 @@ pub enum Command {
     /// program has the database open, when its comparator is not
     /// leveldb.BytewiseComparator, when a table, MANIFEST or CURRENT is a symlink or
     /// not a regular file, when a table cannot be read completely, or when the disk
-    /// has too little room; on any error nothing changes. With --dry-run, writes nothing and reports what
-    /// each --bits-per-key would cost and save. Exit status: 0 when done, 1 when
-    /// nothing was changed because of an error, 2 on a usage error.
+    /// has too little room; on any error nothing changes. With --dry-run, writes
+    /// nothing and reports what each --bits-per-key would cost and save.
+    /// LevelDB uses the new filters only when the program opens the database with a
+    /// bloom filter policy (plyvel bloom_filter_bits=N, C
+    /// leveldb_options_set_filter_policy, C++ options.filter_policy, or
+    /// LEVELDB_BLOOM_DEFAULT_BITS=N with libleveldb_bloom swapped in); without one it
+    /// reads no filter, and its compactions write tables without filters again. Exit
+    /// status: 0 when done, 1 when nothing was changed because of an error, 2 on a
+    /// usage error.
     Refilter {
         /// The database directory.
         #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
         path: PathBuf,
-        /// Bits per key of the new filters, 0 to 1000 (with --dry-run, a list: 6,10,16).
+        /// Bits per key of the new filters, 0 to 1000; required, except with --dry-run,
+        /// where it is a list to compare (default 6,10,16).
         #[arg(
             long,
             value_name = "N",
             value_delimiter = ',',
-            required = true,
             value_parser = clap::value_parser!(u32).range(0..=1000),
             value_hint = ValueHint::Other
         )]

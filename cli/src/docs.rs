@@ -1,7 +1,8 @@
 //! The man pages and shell completions, generated from the clap definition
 //! ([`Cli`]) that `--help` shows, so that they cannot drift from it. `make install`
-//! writes them with the tool's hidden subcommands `man-pages DIR` and `completion
-//! SHELL`, which `main` adds to [`Cli`]'s and which are not part of what they write.
+//! writes them with the tool's subcommands `man-pages DIR` (hidden) and `completion
+//! SHELL` (listed in `--help`), which `main` adds to [`Cli`]'s and which are not
+//! part of what they write.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -16,7 +17,7 @@ use crate::args::Cli;
 /// The installed command's name.
 const NAME: &str = "leveldb-bloom";
 
-// The hidden subcommands that write the documentation (no doc comment: clap would
+// The subcommands that write the documentation (no doc comment: clap would
 // make it the about text of the command they are added to).
 #[derive(Subcommand)]
 pub enum Generate {
@@ -26,8 +27,8 @@ pub enum Generate {
         /// The directory (man1).
         dir: PathBuf,
     },
-    /// Prints the completion script for SHELL.
-    #[command(hide = true)]
+    /// Prints the shell completion script for SHELL (bash, zsh, fish, elvish,
+    /// powershell); `make install` and the packages install it.
     Completion {
         /// The shell.
         shell: Shell,

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::audit::{audit, false_positives};
 use crate::database::BYTEWISE;
+use crate::hints::KEYS_IN_LOG;
 
 /// What a set of filters costs and saves.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -40,10 +41,12 @@ pub struct Cost {
     pub expected_block_reads: f64,
 }
 
-/// One level's tables, as they are and with each candidate.
+/// One level's tables, as they are and with each candidate; the whole database's
+/// for the total, which has no level.
 #[derive(Debug, Serialize)]
 pub struct LevelCosts {
-    pub level: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<usize>,
     pub tables: usize,
     pub entries: u64,
     pub current: Cost,
@@ -103,7 +106,7 @@ pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
     for (level, costs) in &all {
         levels.push(sum_level(*level, costs, width));
     }
-    let total = sum_total(&levels, width);
+    let total = sum_total(&levels, policies);
     Ok(DryRun {
         database: dir.display().to_string(),
         policy: name,
@@ -229,7 +232,7 @@ fn sum_level(level: usize, costs: &[TableCost], width: usize) -> LevelCosts {
     };
     let (entries, current) = column(0);
     LevelCosts {
-        level,
+        level: Some(level),
         tables: costs.len() / width,
         entries,
         current,
@@ -238,8 +241,9 @@ fn sum_level(level: usize, costs: &[TableCost], width: usize) -> LevelCosts {
 }
 
 /// The whole database's costs: the levels' summed, their false-positive rates
-/// weighted by entries.
-fn sum_total(levels: &[LevelCosts], width: usize) -> LevelCosts {
+/// weighted by entries; a column per policy after the current filters' (each named
+/// by its bits per key, also when no level has tables).
+fn sum_total(levels: &[LevelCosts], policies: &[BloomFilterPolicy]) -> LevelCosts {
     let entries: u64 = levels.iter().map(|l| l.entries).sum();
     let column = |c: usize| {
         let costs: Vec<&Cost> = levels
@@ -253,7 +257,7 @@ fn sum_total(levels: &[LevelCosts], width: usize) -> LevelCosts {
             })
             .collect();
         let mut total = Cost {
-            bits_per_key: costs.first().and_then(|c| c.bits_per_key),
+            bits_per_key: c.checked_sub(1).map(|p| policies[p].bits_per_key()),
             ..Cost::default()
         };
         for (cost, level) in costs.iter().zip(levels) {
@@ -269,11 +273,11 @@ fn sum_total(levels: &[LevelCosts], width: usize) -> LevelCosts {
         total
     };
     LevelCosts {
-        level: NUM_LEVELS,
+        level: None,
         tables: levels.iter().map(|l| l.tables).sum(),
         entries,
         current: column(0),
-        candidates: (1..width).map(column).collect(),
+        candidates: (1..=policies.len()).map(column).collect(),
     }
 }
 
@@ -301,11 +305,9 @@ impl DryRun {
             "absent-Get reads"
         );
         for level in self.levels.iter().chain([&self.total]) {
-            let shown = if level.level == NUM_LEVELS {
-                "total".to_string()
-            } else {
-                format!("L{}", level.level)
-            };
+            let shown = level
+                .level
+                .map_or("total".to_string(), |level| format!("L{level}"));
             for cost in std::iter::once(&level.current).chain(&level.candidates) {
                 let choice = cost
                     .bits_per_key
@@ -321,6 +323,9 @@ impl DryRun {
                     cost.tables_without_filter,
                 );
             }
+        }
+        if self.levels.is_empty() {
+            out += &format!("no live tables. {KEYS_IN_LOG}\n");
         }
         out
     }

@@ -45,7 +45,7 @@ pub fn run(
     write_stdout(&if json {
         json_safe(&serde_json::to_string_pretty(&explained).expect("plain data")) + "\n"
     } else {
-        terminal_safe(&explain_text::text(&explained))
+        terminal_safe(&(explain_text::reader_line(policy) + &explain_text::text(&explained)))
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,30 @@
 
 use std::fmt::Write;
 
+use crate::args::Policy;
 use crate::explain::{KeyExplained, Step};
+
+/// Which reader the explanation assumes, and how to ask for the other: a program
+/// that opens the database with no filter policy (LevelDB's default) reads no
+/// filter at all.
+pub fn reader_line(policy: Policy) -> String {
+    match policy {
+        Policy::Leveldb | Policy::Legacy => format!(
+            "reader: a program that opens the database with a bloom filter policy \
+             (--policy {}); one with none (LevelDB's default options, plyvel's \
+             bloom_filter_bits=0) reads no filter: --policy none\n",
+            if policy == Policy::Leveldb {
+                "leveldb"
+            } else {
+                "legacy"
+            }
+        ),
+        Policy::None => "reader: a program that opens the database with no filter policy \
+            (--policy none): every table consulted costs a data-block read; with a bloom \
+            filter policy: --policy leveldb\n"
+            .to_string(),
+    }
+}
 
 pub fn text(keys: &[KeyExplained]) -> String {
     let mut out = String::new();

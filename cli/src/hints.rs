@@ -87,3 +87,31 @@ pub fn keys_of_file(
         })
         .collect()
 }
+
+/// What the reader needs: LevelDB reads a table's filter only with a filter policy
+/// of the filters' name, and writes tables with the reader's policy (none: none).
+pub fn reader_needs(policy: leveldb_bloom::BloomFilterPolicy) -> &'static str {
+    if policy.name() == leveldb_bloom::BloomFilterPolicy::new(10).name() {
+        READER_NEEDS
+    } else {
+        LEGACY_READER_NEEDS
+    }
+}
+
+const LEGACY_READER_NEEDS: &str = "LevelDB uses these filters only when the program opens the \
+database with a filter policy of their name, leveldb.BuiltinBloomFilter (goleveldb's bloom filter; \
+leveldb_bloom_legacy_policy_create(N) in C). Without one, LevelDB reads no filter, and its \
+compactions write tables without these filters again.";
+
+const READER_NEEDS: &str = "LevelDB uses these filters only when the program opens the database with \
+a bloom filter policy: plyvel bloom_filter_bits=N, C leveldb_options_set_filter_policy(options, \
+leveldb_filterpolicy_create_bloom(N)), C++ options.filter_policy = leveldb::NewBloomFilterPolicy(N), \
+or LEVELDB_BLOOM_DEFAULT_BITS=N with libleveldb_bloom swapped in (LD_PRELOAD). Without one, LevelDB \
+reads no filter, and its compactions write tables without filters again.";
+
+/// With no live table: the keys are in the log, which LevelDB writes to a table when
+/// the program compacts or its memtable fills.
+pub const KEYS_IN_LOG: &str =
+    "Its keys, if any, are still in its log: LevelDB writes them to tables when \
+the program's memtable fills (write_buffer_size) or when it compacts: plyvel db.compact_range(), \
+C leveldb_compact_range(db, NULL, 0, NULL, 0), C++ db->CompactRange(nullptr, nullptr).";

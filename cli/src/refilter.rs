@@ -19,6 +19,7 @@ use crate::commit::{check_room, Commit, DbLock};
 use crate::database::BYTEWISE;
 use crate::db_dir::{ownership, DbDir, Ownership};
 use crate::refilter_table::Job;
+use crate::hints::{reader_needs, KEYS_IN_LOG};
 
 /// One table given new filters.
 #[derive(Debug, Serialize)]
@@ -49,8 +50,11 @@ pub struct RefilterReport {
     pub tables: Vec<TableRefiltered>,
     /// Why nothing was committed, when nothing was.
     pub error: Option<String>,
-    /// What becomes of the old files, once committed.
+    /// What becomes of the old files, once committed; or, with no live table, how
+    /// to get the log's keys into tables.
     pub note: Option<&'static str>,
+    /// What a program needs for LevelDB to use the new filters, once committed.
+    pub reader: Option<&'static str>,
 }
 
 impl RefilterReport {
@@ -71,13 +75,18 @@ impl RefilterReport {
         }
         match (&self.manifest, &self.error) {
             (Some(manifest), None) => out += &format!(
-                "{}: {} tables refiltered with {} at {} bits per key; CURRENT names {manifest}.\n{OLD_FILES}\n",
+                "{}: {} tables refiltered with {} at {} bits per key; CURRENT names {manifest}.\n{OLD_FILES}\n{}\n",
                 self.database,
                 self.tables.len(),
                 self.policy,
                 self.bits_per_key,
+                self.reader.unwrap_or_default(),
             ),
-            (None, None) => out += &format!("{}: no live tables: nothing to do\n", self.database),
+            (None, None) => out += &format!(
+                "{}: no live tables: nothing to do. {} Then run refilter again.\n",
+                self.database,
+                self.note.unwrap_or_default()
+            ),
             (_, Some(error)) => out += &format!(
                 "{}: nothing changed: {error}\n",
                 self.database
@@ -102,11 +111,13 @@ pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
         tables: Vec::new(),
         error: None,
         note: None,
+        reader: None,
     };
     match commit_refiltered(dir, policy, &mut report) {
         Ok(committed) => {
             report.committed = committed;
-            report.note = committed.then_some(OLD_FILES);
+            report.note = Some(if committed { OLD_FILES } else { KEYS_IN_LOG });
+            report.reader = committed.then(|| reader_needs(policy));
         }
         Err(error) => {
             // Whatever was written is removed again: the report lists nothing done.

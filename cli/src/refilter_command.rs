@@ -13,6 +13,10 @@ use crate::exit::UsageError;
 use crate::output::{json_safe, print_error, terminal_safe, write_stdout};
 use crate::refilter::refilter;
 
+/// What `--dry-run` compares when not given `--bits-per-key`: LevelDB's usual 10,
+/// and a smaller and a larger choice.
+const DRY_RUN_BITS: [u32; 3] = [6, 10, 16];
+
 /// Runs `refilter` (or its dry run) on the database at `path`. A refilter that
 /// changed nothing prints why on stderr, its report on stdout, and exits 1.
 pub fn run(
@@ -34,13 +38,19 @@ pub fn run(
         }
     };
     let (out, failed) = if dry_run {
+        let bits_per_key = if bits_per_key.is_empty() {
+            &DRY_RUN_BITS[..]
+        } else {
+            bits_per_key
+        };
         let policies: Vec<BloomFilterPolicy> = bits_per_key.iter().map(|&b| policy_at(b)).collect();
         let report = dry_run::dry_run(path, &policies)?;
         let document = serde_json::to_string_pretty(&report).expect("plain data");
         (shown(document, report.text()), false)
     } else {
         let [bits] = bits_per_key else {
-            let why = "--bits-per-key: one value, except with --dry-run";
+            let why = "--bits-per-key N: one value is required, except with --dry-run \
+                       (which compares 6, 10 and 16 unless given a list)";
             return Err(UsageError(why.into()).into());
         };
         let report = refilter(path, policy_at(*bits));

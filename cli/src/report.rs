@@ -226,6 +226,26 @@ impl Report {
         if self.missed > 0 {
             let _ = writeln!(out, "{GUIDANCE}");
         }
+        let without_filters = self
+            .tables
+            .iter()
+            .filter(|t| t.filter_name.is_none())
+            .count();
+        if without_filters > 0 {
+            let database = match &self.databases[..] {
+                [one] => one.path.as_str(),
+                _ => "DB",
+            };
+            let _ = writeln!(
+                out,
+                "note: {without_filters} of {} tables have no filter: every absent Get that \
+                 reaches one reads a data block. `leveldb-bloom refilter --dry-run {database}` shows \
+                 what filters would cost and save; the program must then open the database \
+                 with a bloom filter policy (see `leveldb-bloom refilter --help`), or LevelDB \
+                 reads none.",
+                self.tables.len()
+            );
+        }
         let _ = writeln!(
             out,
             "{}",

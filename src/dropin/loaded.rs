@@ -17,6 +17,18 @@ pub(super) fn object_at(address: *const c_void) -> Option<usize> {
     with_object_at(address as usize, |object, _| object.id().headers)
 }
 
+/// `name` as the global scope binds it for anyone but this library: past this
+/// library's own definitions of LevelDB's open functions (`default_bits`), the
+/// next one (`RTLD_NEXT`), or NULL.
+pub(super) fn leveldb_symbol(name: &CStr) -> *mut c_void {
+    let found = global_symbol(name);
+    if !in_this_library(found) {
+        return found;
+    }
+    // SAFETY: a NUL-terminated name; RTLD_NEXT searches after this library.
+    unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
+}
+
 /// Whether `address` lies in this library (in the program, when it is linked
 /// statically).
 pub(super) fn in_this_library(address: *const c_void) -> bool {

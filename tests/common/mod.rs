@@ -210,6 +210,20 @@ impl Drop for Scratch {
 /// not matter, bytes do), after checking there are several and each carries a
 /// `filter.leveldb.BuiltinBloomFilter2` block.
 pub fn tables_with_filters(dir: &Scratch) -> Vec<Vec<u8>> {
+    let tables = tables(dir);
+    for table in &tables {
+        let name = b"filter.leveldb.BuiltinBloomFilter2";
+        assert!(
+            table.windows(name.len()).any(|window| window == name),
+            "a table without a bloom filter block"
+        );
+    }
+    tables
+}
+
+/// The contents of a database's table files, sorted, after checking there are
+/// several.
+pub fn tables(dir: &Scratch) -> Vec<Vec<u8>> {
     let mut tables: Vec<Vec<u8>> = std::fs::read_dir(dir.dir())
         .expect("the database directory")
         .map(|entry| entry.unwrap().path())
@@ -222,13 +236,6 @@ pub fn tables_with_filters(dir: &Scratch) -> Vec<Vec<u8>> {
         "expected several tables, found {}",
         tables.len()
     );
-    for table in &tables {
-        let name = b"filter.leveldb.BuiltinBloomFilter2";
-        assert!(
-            table.windows(name.len()).any(|window| window == name),
-            "a table without a bloom filter block"
-        );
-    }
     tables
 }
 
