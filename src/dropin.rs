@@ -11,6 +11,7 @@
 mod loaded;
 mod memo;
 mod objects;
+pub(crate) mod self_bound;
 mod string_abi;
 mod symbols;
 
@@ -23,7 +24,6 @@ use libc::size_t;
 use super::args::{slice_bytes, slices, Slice};
 use super::ops::{self, Asker};
 use super::registry::{PolicyState, REGISTRY};
-use super::self_bound;
 use super::stats_report::write_unblocked;
 use super::{c_text, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, Format, MATCH_ALL_FILTER};

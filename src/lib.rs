@@ -17,7 +17,7 @@
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
 //! [`stats_report`] is `LEVELDB_BLOOM_STATS`, which also names the loaded LevelDBs
-//! the swap cannot reach ([`self_bound`]); [`default_bits`] is
+//! the swap cannot reach ([`dropin::self_bound`]); [`default_bits`] is
 //! `LEVELDB_BLOOM_DEFAULT_BITS`, a bloom policy for databases opened with none;
 //! [`environment`] reads both variables.
 
@@ -34,7 +34,6 @@ mod fork;
 mod fork_lock;
 mod ops;
 mod registry;
-mod self_bound;
 mod stats;
 mod stats_report;
 

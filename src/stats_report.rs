@@ -27,10 +27,10 @@ mod stats_file;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
+use super::dropin::self_bound;
 use super::environment;
 use super::guard;
 use super::registry::REGISTRY;
-use super::self_bound;
 use super::stats::{self, Stats};
 use bloom::Counts;
 pub(crate) use destination::write_unblocked;

@@ -18,8 +18,8 @@ use serde::Serialize;
 use crate::commit::{check_room, Commit, DbLock};
 use crate::database::BYTEWISE;
 use crate::db_dir::{ownership, DbDir, Ownership};
-use crate::refilter_table::Job;
 use crate::hints::{reader_needs, KEYS_IN_LOG};
+use crate::refilter_table::Job;
 
 /// One table given new filters.
 #[derive(Debug, Serialize)]

@@ -164,8 +164,8 @@ impl Object<'_> {
         unsafe { std::slice::from_raw_parts(self.info.dlpi_phdr, self.info.dlpi_phnum.into()) }
     }
 
-    /// Each `PT_LOAD` segment's address range in memory, and whether it is readable.
-    fn segments(&self) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+    /// Each `PT_LOAD` segment's address range in memory, and its flags (`PF_*`).
+    fn segments(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
         self.headers()
             .iter()
             .filter(|header| header.p_type == PT_LOAD)
@@ -173,8 +173,16 @@ impl Object<'_> {
                 // The load offset wraps for an object loaded below its link address.
                 let start = (self.info.dlpi_addr as usize).wrapping_add(header.p_vaddr as usize);
                 let end = start.checked_add(header.p_memsz as usize)?;
-                Some((start, end, header.p_flags & PF_R != 0))
+                Some((start, end, header.p_flags))
             })
+    }
+
+    /// The bytes of each segment mapped readable and not writable (code and
+    /// read-only data).
+    pub(super) fn read_only_segments(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.segments()
+            .filter(|&(_, _, flags)| flags & PF_R != 0 && flags & PF_W == 0)
+            .filter_map(|(start, _, _)| self.bytes(start))
     }
 
     /// Whether `address` lies in one of the object's segments.
@@ -187,7 +195,7 @@ impl Object<'_> {
     pub(super) fn bytes(&self, address: usize) -> Option<&[u8]> {
         let (_, end, _) = self
             .segments()
-            .find(|&(start, end, readable)| readable && (start..end).contains(&address))?;
+            .find(|&(start, end, flags)| flags & PF_R != 0 && (start..end).contains(&address))?;
         // SAFETY: the loader mapped the whole segment readable, for as long as the
         // object is loaded, which it is while it is reported.
         Some(unsafe { std::slice::from_raw_parts(address as *const u8, end - address) })
@@ -231,10 +239,14 @@ const LOADER_RELOCATES_DYNAMIC: bool = !cfg!(any(
     target_arch = "riscv64"
 ));
 
-/// Whether glibc relocates entries of `tag` (`elf_get_dynamic_info`'s list; the
-/// others this module reads are sizes).
+/// Whether glibc relocates entries of `tag` (`elf_get_dynamic_info`'s list, of the
+/// tags read here; the others are sizes and flags). `DT_REL` and `DT_RELA` only
+/// where the CPU has such relocations (`ELF_MACHINE_NO_REL`, `ELF_MACHINE_NO_RELA`).
 fn is_address(tag: i64) -> bool {
-    [DT_HASH, DT_STRTAB, DT_SYMTAB, DT_GNU_HASH].contains(&tag)
+    const REL_CPU: bool = cfg!(any(target_arch = "x86", target_arch = "arm"));
+    [DT_HASH, DT_STRTAB, DT_SYMTAB, DT_GNU_HASH, DT_JMPREL].contains(&tag)
+        || tag == DT_REL && REL_CPU
+        || tag == DT_RELA && !REL_CPU
 }
 
 // ELF's numbers (<elf.h>).
@@ -247,6 +259,16 @@ pub(super) const DT_HASH: i64 = 4;
 pub(super) const DT_STRTAB: i64 = 5;
 pub(super) const DT_SYMTAB: i64 = 6;
 pub(super) const DT_STRSZ: i64 = 10;
+pub(super) const DT_PLTRELSZ: i64 = 2;
+pub(super) const DT_RELA: i64 = 7;
+pub(super) const DT_RELASZ: i64 = 8;
+pub(super) const DT_SYMBOLIC: i64 = 16;
+pub(super) const DT_REL: i64 = 17;
+pub(super) const DT_RELSZ: i64 = 18;
+pub(super) const DT_PLTREL: i64 = 20;
+pub(super) const DT_JMPREL: i64 = 23;
+pub(super) const DT_FLAGS: i64 = 30;
+pub(super) const DF_SYMBOLIC: usize = 0x2;
 pub(super) const DT_GNU_HASH: i64 = 0x6fff_fef5;
 
 /// The size of an address in the object's tables.

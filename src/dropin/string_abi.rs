@@ -165,6 +165,9 @@ impl Survey {
                     return ControlFlow::Break(());
                 }
             }
+            if is_this_library(object) {
+                return ControlFlow::Continue(());
+            }
             let evidence = evidence_of(object, notes);
             survey.leveldb |= evidence.holds_leveldb;
             survey.unproven |= evidence.may_hold_unproven_leveldb();
@@ -180,6 +183,13 @@ impl Survey {
     }
 }
 
+/// Whether `object` is this shared library, whose own definitions of LevelDB's open
+/// functions (`default_bits`: both ABIs' `leveldb::DB::Open`) are no LevelDB. Linked
+/// statically, this library is part of the program, whose evidence counts.
+fn is_this_library(object: &Object) -> bool {
+    !object.name().is_empty() && object.holds(is_this_library as *const () as usize)
+}
+
 /// The first loaded object that may hold a LevelDB it does not prove the ABI of
 /// (see [`Evidence::may_hold_unproven_leveldb`]): its program headers' address and
 /// name.
@@ -187,7 +197,7 @@ pub(super) fn unproven_leveldb() -> Option<(usize, String)> {
     let mut found = None;
     each_object(|object, notes| {
         let evidence = evidence_of(object, notes);
-        if !evidence.may_hold_unproven_leveldb() {
+        if is_this_library(object) || !evidence.may_hold_unproven_leveldb() {
             return ControlFlow::Continue(());
         }
         found = Some((

@@ -23,6 +23,17 @@ const SHN_UNDEF: u16 = 0;
 /// The dynamic symbols of `object`, in table order; none when its tables are missing
 /// or lie outside what it maps readable (a truncated table yields what is mapped).
 pub(super) fn dynamic_symbols<'a>(object: &'a Object) -> impl Iterator<Item = Symbol<'a>> + 'a {
+    symbol_slots(object).flatten()
+}
+
+/// The index in `object`'s dynamic symbol table of the first symbol named `name`.
+pub(super) fn symbol_index(object: &Object, name: &[u8]) -> Option<usize> {
+    symbol_slots(object).position(|symbol| symbol.is_some_and(|symbol| symbol.name == name))
+}
+
+/// Each entry of `object`'s dynamic symbol table, by index: None where its name
+/// cannot be read.
+fn symbol_slots<'a>(object: &'a Object) -> impl Iterator<Item = Option<Symbol<'a>>> + 'a {
     let (mut names, mut names_size, mut table, mut hash, mut gnu_hash) = (0, 0, 0, 0, 0);
     for (tag, value) in object.dynamic() {
         match tag {
@@ -47,17 +58,15 @@ pub(super) fn dynamic_symbols<'a>(object: &'a Object) -> impl Iterator<Item = Sy
     let table = object.bytes(table).unwrap_or_default();
     let (size, name_at, section_at) = SYMBOL;
     let count = count.unwrap_or(0).min(table.len() / size);
-    table[..count * size]
-        .chunks_exact(size)
-        .filter_map(move |symbol| {
-            let name = names.get(word32(symbol, name_at)? as usize..)?;
-            let name = &name[..name.iter().position(|&byte| byte == 0)?];
-            let section = u16::from_ne_bytes([symbol[section_at], symbol[section_at + 1]]);
-            Some(Symbol {
-                name,
-                defined: section != SHN_UNDEF,
-            })
+    table[..count * size].chunks_exact(size).map(move |symbol| {
+        let name = names.get(word32(symbol, name_at)? as usize..)?;
+        let name = &name[..name.iter().position(|&byte| byte == 0)?];
+        let section = u16::from_ne_bytes([symbol[section_at], symbol[section_at + 1]]);
+        Some(Symbol {
+            name,
+            defined: section != SHN_UNDEF,
         })
+    })
 }
 
 /// The number of symbols a GNU hash table (`bytes` from its start) covers: one past
