@@ -19,24 +19,7 @@ use crate::commit::{check_room, Commit, DbLock};
 use crate::database::BYTEWISE;
 use crate::db_dir::{ownership, DbDir, Ownership};
 use crate::hints::{reader_needs, KEYS_IN_LOG};
-use crate::refilter_table::Job;
-
-/// One table given new filters.
-#[derive(Debug, Serialize)]
-pub struct TableRefiltered {
-    pub level: usize,
-    /// The old table's file, and the new one's.
-    pub old: String,
-    pub new: String,
-    pub entries: u64,
-    pub old_size: u64,
-    pub new_size: u64,
-    pub filter_block_bytes: u64,
-    /// The new filters' bits per key, offset array and empty filters left out, as
-    /// the audit measures them.
-    pub bits_per_key: f64,
-    pub false_positive_percent: Option<f64>,
-}
+use crate::refilter_table::{Job, TableRefiltered};
 
 /// What `refilter` did.
 #[derive(Debug, Serialize)]

@@ -6,6 +6,7 @@
 //! was built, its filter block and index decoded once.
 
 use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
 use std::fs::File;
 use std::io::{self, Read, Write};
 
@@ -16,7 +17,23 @@ use leveldb_table::{FilterBlock, NewTail, ReadAt, Table};
 use crate::audit::{consulted_filters, measure};
 use crate::commit::{sync, Commit};
 use crate::db_dir::{ownership, DbDir};
-use crate::refilter::TableRefiltered;
+
+/// One table given new filters.
+#[derive(Debug, Serialize)]
+pub struct TableRefiltered {
+    pub level: usize,
+    /// The old table's file, and the new one's.
+    pub old: String,
+    pub new: String,
+    pub entries: u64,
+    pub old_size: u64,
+    pub new_size: u64,
+    pub filter_block_bytes: u64,
+    /// The new filters' bits per key, offset array and empty filters left out, as
+    /// the audit measures them.
+    pub bits_per_key: f64,
+    pub false_positive_percent: Option<f64>,
+}
 
 /// A live table and the file that replaces it, both open.
 pub struct Job<'t> {
