@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
-use super::super::ops::policy_of;
+use super::super::registry::policy_of;
 use super::super::{c_text, dropin, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, Format};
 
