@@ -70,8 +70,9 @@ test-deb: deps
 
 # This library against LevelDB's own policy, in one run (under 3 minutes; BENCH_ARGS=--quick
 # for a shorter one); its floor (core/examples/bench_floor.rs); LevelDB databases, stock
-# against the swap; instructions per Get (perf, else valgrind if installed); the Rust API
-# against rusty-leveldb at each SIMD level (core/examples/rust_peers.rs); the audit beside
+# against the swap; instructions per Get (perf, else valgrind if installed; the bench's
+# --counters runs only these); the Rust API against rusty-leveldb at each SIMD level, both
+# built with LTO (core/examples/rust_peers.rs, profile bench-peers); the audit beside
 # LevelDB's own checked scan (scripts/bench-audit); see README.
 BENCH := $(LIBDIR)/leveldb_bloom_bench
 bench: deps build
@@ -79,8 +80,8 @@ bench: deps build
 	$(CXX) -std=c++17 -O2 $(CSTRICT) -Iinclude benches/bench.cc benches/bench_db.cc -o $(BENCH) \
 	  -lleveldb -ldl
 	$(BENCH) $(abspath $(LIB)) --floor $(abspath $(LIBDIR)/examples/bench_floor) $(BENCH_ARGS)
-	$(CARGO) build --release -p leveldb-bloom --features rusty-leveldb --example rust_peers
-	for level in scalar avx2 avx512; do LEVELDB_BLOOM_SIMD=$$level $(LIBDIR)/examples/rust_peers; done
+	$(CARGO) build --profile bench-peers -p leveldb-bloom --features rusty-leveldb --example rust_peers
+	for level in scalar avx2 avx512; do target/bench-peers/examples/rust_peers $$level; done
 	$(CC) -std=c99 -O2 $(CSTRICT) benches/scan_db.c -o $(LIBDIR)/scan_db -lleveldb
 	scripts/ensure-leveldb /usr/bin/time:time
 	scripts/bench-audit $(LIBDIR)/scan_db $(LIBDIR)/leveldb-bloom

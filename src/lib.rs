@@ -16,7 +16,8 @@
 //! asked the core, counted: the core counts nothing). Every bad input gets a
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
-//! [`stats_report`] is `LEVELDB_BLOOM_STATS`.
+//! [`stats_report`] is `LEVELDB_BLOOM_STATS` and [`simd`] `LEVELDB_BLOOM_SIMD`, the
+//! level the core is told to hash keys with; [`environment`] reads both.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -24,11 +25,13 @@
 mod args;
 mod c_text;
 mod dropin;
+mod environment;
 mod exports;
 mod fork;
 mod fork_lock;
 mod ops;
 mod registry;
+mod simd;
 mod stats;
 mod stats_report;
 

@@ -8,10 +8,10 @@ use std::ffi::c_char;
 
 use libc::size_t;
 
-use super::args::{bytes, can_slice, malloc_copy, Keys, Zeroed};
+use super::args::{bytes, can_slice, malloc_copy, same_length_keys, Keys, Zeroed};
 use super::registry::PolicyState;
-use super::stats;
-use bloom::{BloomFilterPolicy, Filter, SameLengthKeys, MATCH_ALL_FILTER};
+use super::{simd, stats};
+use bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
 
 /// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under `policy`'s format,
 /// counted once answered.
@@ -40,28 +40,11 @@ pub(crate) unsafe fn key_may_match_batch(
     let filter = policy.bloom.read_filter(filter);
     // SAFETY: the caller's promise about each key.
     let absent = match unsafe { same_length_keys(pointers, lengths) } {
-        Some(keys) => filter.may_contain_same_length(keys, results),
+        Some(keys) => filter.may_contain_same_length_at(keys, results, simd::level()),
         // SAFETY: the caller's promise about each key.
         None => unsafe { each_readable_key(&filter, pointers, lengths, results) },
     };
     stats::record_batch(format, results.len(), absent, filter.answers_by_rule());
-}
-
-/// The keys as [`SameLengthKeys`], if they all have one length and none is NULL:
-/// then each key's bytes are read where they are, with no slice made of each (the
-/// common case, fixed-size keys, without the per-key checks).
-///
-/// # Safety
-/// Each key must be valid for reads of its length, as for
-/// `leveldb_bloom_key_may_match_batch`.
-unsafe fn same_length_keys<'a>(
-    pointers: &'a [*const c_char],
-    lengths: &[size_t],
-) -> Option<SameLengthKeys<'a>> {
-    // SAFETY: `c_char` and `u8` have one size and alignment, so their pointers do.
-    let starts = unsafe { std::slice::from_raw_parts(pointers.as_ptr().cast(), pointers.len()) };
-    // SAFETY: each non-NULL key is readable for its length per the caller.
-    unsafe { SameLengthKeys::from_arrays(starts, lengths) }
 }
 
 /// Keys of any lengths: a key that cannot be read (NULL with a non-zero length) is
@@ -84,7 +67,7 @@ unsafe fn each_readable_key(
             &[]
         })
     });
-    let absent = filter.may_contain_each(keys, results);
+    let absent = filter.may_contain_each_at(keys, results, simd::level());
     if any_bad.get() {
         for ((&key, &length), result) in pointers.iter().zip(lengths).zip(results) {
             if !can_slice(key, length) && length != 0 {
@@ -135,7 +118,7 @@ fn build<'k>(
     out: &mut [u8],
 ) -> bool {
     let num_keys = keys.len();
-    let built = bloom.write_filter(keys, out).is_ok();
+    let built = bloom.write_filter_at(keys, out, simd::level()).is_ok();
     if built {
         stats::record_build(bloom.format(), num_keys, out.len());
     }

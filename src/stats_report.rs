@@ -21,9 +21,9 @@ mod destination;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
-use super::guard;
 use super::registry::REGISTRY;
 use super::stats::{self, Stats};
+use super::{environment, guard};
 use bloom::Counts;
 use destination::{write_unblocked, Destination, Stderr};
 
@@ -40,25 +40,12 @@ extern "C" fn start_from_environment() {
     guard(
         || (),
         || {
-            // SAFETY: getauxval reads the auxiliary vector the kernel gave the process.
-            // AT_SECURE is set in a secure-execution process (setuid, setgid, file
-            // capabilities): the variable is then another user's say.
-            if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+            // SAFETY: the library's ELF constructor: nothing changes the environment.
+            let Some(value) = (unsafe { environment::variable(VARIABLE) }) else {
                 return;
-            }
-            // SAFETY: a NUL-terminated name; at start no other thread of this library
-            // runs, and the value is used before anything can change the environment.
-            let value = unsafe { libc::getenv(VARIABLE.as_ptr()) };
-            if value.is_null() {
-                return;
-            }
-            // SAFETY: getenv returns a NUL-terminated string.
-            let value = unsafe { CStr::from_ptr(value) };
-            if value.is_empty() {
-                return;
-            }
+            };
             let stderr = Stderr::now();
-            let destination = match Destination::open(value) {
+            let destination = match Destination::open(&value) {
                 Ok(destination) => destination,
                 Err(why) => {
                     let line = format!(

@@ -161,11 +161,12 @@ impl BloomFilterPolicy {
         I::IntoIter: ExactSizeIterator,
         I::Item: AsRef<[u8]>,
     {
-        self.write_filter_at(keys, out, SimdLevel::active())
+        self.write_filter_at(keys, out, SimdLevel::best())
     }
 
-    /// [`write_filter`](Self::write_filter), hashing at `level`.
-    pub(crate) fn write_filter_at<I>(
+    /// [`write_filter`](Self::write_filter), hashing keys at `level` (see
+    /// [`SimdLevel`]); the same bytes at every level.
+    pub fn write_filter_at<I>(
         &self,
         keys: I,
         out: &mut [u8],
