@@ -42,13 +42,15 @@ demo: demo-deps build
 demo-deps:
 	@scripts/ensure-demo
 
-# Formatting, the import check, clippy and the Rust tests of the format core and the
-# tool: minutes, no system package needed or installed (no LevelDB, no C harness).
+# Formatting, the import check, clippy, the format core's Rust tests and the unit tests
+# of the table crate and the tool: minutes, no system package needed or installed (no
+# LevelDB, no C harness; their integration tests, which need LevelDB, run in `make test`).
 check:
 	$(CARGO) fmt --check
 	scripts/import-graph.py >/dev/null
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
 	$(CARGO) test --release -p leveldb-bloom --all-features
+	$(CARGO) test --release -p leveldb-bloom-table -p leveldb-bloom-cli --lib --bins
 
 test: deps
 	$(CARGO) fmt --check
