@@ -165,9 +165,25 @@ impl Registry {
     }
 
     /// The policy `handle` stands for, if this library made it and has not
-    /// destroyed it.
+    /// destroyed it. The handle registered last takes a few loads, in line; any
+    /// other the search out of line.
     #[inline(always)]
     pub(crate) fn lookup(&self, handle: usize) -> Option<*mut PolicyState> {
+        let sequence = self.sequence.load(Ordering::Acquire);
+        if handle != FREE && self.last.load(Ordering::Relaxed) == handle {
+            let policy = self.last_policy.load(Ordering::Relaxed);
+            fence(Ordering::Acquire);
+            if sequence & 1 == 0 && self.sequence.load(Ordering::Relaxed) == sequence {
+                return Some(policy);
+            }
+        }
+        self.lookup_validated(handle)
+    }
+
+    /// [`lookup`](Self::lookup), read again until no writer changed the registry
+    /// meanwhile.
+    #[inline(never)]
+    fn lookup_validated(&self, handle: usize) -> Option<*mut PolicyState> {
         if handle == FREE {
             return None;
         }
@@ -187,9 +203,7 @@ impl Registry {
     }
 
     /// The table's entry for `handle`, read as it may be changing: the caller
-    /// validates it with the sequence count. Out of line, so that a lookup of the
-    /// last handle stays short.
-    #[inline(never)]
+    /// validates it with the sequence count.
     fn search(&self, handle: usize) -> Option<*mut PolicyState> {
         let table = self.current()?;
         let slot = table.find(handle)?;
