@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::harness::assert_report;
-use common::{command, lib_path, once, Lang, Program, Scratch};
+use common::{command, lib_path, once, Lang, Program, Scratch, SONAME};
 
 const VARIABLE: &str = "LEVELDB_BLOOM_STATS";
 /// The library's other variable, which a setuid program ignores too.
@@ -59,7 +59,7 @@ fn root(test: &str) -> bool {
 fn host_for_nobody(dir: &Path) -> PathBuf {
     let program = dir.join("stats_host");
     std::fs::copy(host(), &program).unwrap();
-    std::fs::copy(lib_path(), dir.join("libleveldb_bloom.so")).unwrap();
+    std::fs::copy(lib_path(), dir.join(SONAME)).unwrap();
     program
 }
 
