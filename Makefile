@@ -42,14 +42,16 @@ demo: demo-deps build
 demo-deps:
 	@scripts/ensure-demo
 
-# Formatting, the import check, clippy and the Rust tests of the format core and the
-# tool: minutes, no system package needed or installed (no LevelDB, no C harness).
+# Formatting, the import check, clippy, the format core's Rust tests and the unit tests
+# of the table crate and the tool: minutes, no system package needed or installed (no
+# LevelDB, no C harness; their integration tests, which need LevelDB, run in `make test`).
 check:
 	$(CARGO) fmt --check
 	scripts/import-graph.py >/dev/null
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
 	$(MAKE) --no-print-directory clippy-cpus
 	$(CARGO) test --release -p leveldb-bloom --all-features
+	$(CARGO) test --release -p leveldb-bloom-table -p leveldb-bloom-cli --lib --bins
 
 # Clippy for the other CPUs tests/cpus.rs runs (AArch64; s390x, big-endian), in their
 # own target directory (tests/cpus.rs builds there too); a CPU whose Rust target or
@@ -84,8 +86,9 @@ test-deb: deps
 
 # This library against LevelDB's own policy, in one run (under 3 minutes; BENCH_ARGS=--quick
 # for a shorter one); its floor (core/examples/bench_floor.rs); LevelDB databases, stock
-# against the swap; instructions per Get (perf, else valgrind if installed); the Rust API
-# against rusty-leveldb at each SIMD level (core/examples/rust_peers.rs); the audit beside
+# against the swap; instructions per Get (perf, else valgrind if installed; the bench's
+# --counters runs only these); the Rust API against rusty-leveldb at each SIMD level, both
+# built with LTO (core/examples/rust_peers.rs, profile bench-peers); the audit beside
 # LevelDB's own checked scan (scripts/bench-audit); refilter against LevelDB's full
 # compaction (scripts/bench-refilter); a default-options program's absent Gets, stock
 # against refilter + LEVELDB_BLOOM_DEFAULT_BITS (scripts/bench-default-bits); see README.
@@ -95,8 +98,8 @@ bench: deps build
 	$(CXX) -std=c++17 -O2 $(CSTRICT) -Iinclude benches/bench.cc benches/bench_db.cc -o $(BENCH) \
 	  -lleveldb -ldl
 	$(BENCH) $(abspath $(LIB)) --floor $(abspath $(LIBDIR)/examples/bench_floor) $(BENCH_ARGS)
-	$(CARGO) build --release -p leveldb-bloom --features rusty-leveldb --example rust_peers
-	for level in scalar avx2 avx512; do LEVELDB_BLOOM_SIMD=$$level $(LIBDIR)/examples/rust_peers; done
+	$(CARGO) build --profile bench-peers -p leveldb-bloom --features rusty-leveldb --example rust_peers
+	for level in scalar avx2 avx512; do target/bench-peers/examples/rust_peers $$level; done
 	$(CC) -std=c99 -O2 $(CSTRICT) benches/scan_db.c -o $(LIBDIR)/scan_db -lleveldb
 	scripts/ensure-leveldb /usr/bin/time:time
 	scripts/bench-audit $(LIBDIR)/scan_db $(LIBDIR)/leveldb-bloom

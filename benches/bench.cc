@@ -1,7 +1,7 @@
 // `make bench`: this library against LevelDB's own bloom filter policy
 // (leveldb::NewBloomFilterPolicy from the system's libleveldb), in one run.
 //
-//   leveldb_bloom_bench LIBRARY [--floor BENCH_FLOOR] [--quick]
+//   leveldb_bloom_bench LIBRARY [--floor BENCH_FLOOR] [--quick] [--counters]
 //
 // LevelDB is linked in; our library is dlopen'ed with RTLD_LOCAL and called only
 // through dlsym'd pointers, so neither can stand in for the other (the names they
@@ -21,7 +21,8 @@
 //
 // The database part (bench_db.cc) runs this program as a child, alternately stock
 // and with LD_PRELOAD=LIBRARY (the swap), and compares their builds and their Gets,
-// then counts instructions per Get.
+// then counts instructions per Get. `--counters` runs only that count (perf, else
+// callgrind: a swapped KeyMayMatch's instructions beside LevelDB's own), timing nothing.
 
 #include <leveldb/filter_policy.h>
 #include <leveldb/slice.h>
@@ -400,43 +401,11 @@ void print_machine() {
               sysconf(_SC_NPROCESSORS_ONLN), load[0]);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc >= 4 && std::strcmp(argv[1], "--db-child") == 0) return db_child(argc, argv);
-  const char* library = nullptr;
-  std::string floor_program;
-  bool quick = false, usage = false;
-  for (int i = 1; i < argc; i++) {
-    if (std::strcmp(argv[i], "--quick") == 0)
-      quick = true;
-    else if (std::strcmp(argv[i], "--floor") == 0 && i + 1 < argc)
-      floor_program = argv[++i];
-    else if (library == nullptr && argv[i][0] != '-')
-      library = argv[i];
-    else
-      usage = true;
-  }
-  if (library == nullptr || usage) {
-    std::fprintf(stderr, "usage: %s LIBRARY [--floor BENCH_FLOOR] [--quick]\n", argv[0]);
-    return 2;
-  }
-  Ours ours(library);
-  const leveldb::FilterPolicy* leveldb_policy = leveldb::NewBloomFilterPolicy(kBitsPerKey);
-  leveldb_filterpolicy_t* our_policy = ours.policy_create(kBitsPerKey);
-
-  print_machine();
-  // Proof of who is who: where each side's code lives.
-  std::printf("ours:    %s (SIMD level %s)\n",
-              object_of(reinterpret_cast<const void*>(ours.key_may_match)).c_str(),
-              ours.simd_level());
-  std::printf("LevelDB: %s (policy %s)\n",
-              object_of_class(leveldb_policy).c_str(),
-              leveldb_policy->Name());
-  if (object_of_class(leveldb_policy) ==
-      object_of(reinterpret_cast<const void*>(ours.key_may_match)))
-    fail("LevelDB's policy is ours");
-
+// Every comparison of this library with LevelDB's policy in this process, and the
+// statistics' cost: the tables before the database part.
+void in_process(Ours& ours, leveldb_filterpolicy_t* our_policy,
+                const leveldb::FilterPolicy* leveldb_policy, bool quick,
+                const std::string& floor_program) {
   std::printf("\nbits_per_key %d; ns per key, median [min-max] of the runs; "
               "batch calls of %zu keys; absent sets of %zu distinct keys (%zu for n >= %zu)\n",
               kBitsPerKey, kBatch, kMinQueries, kLargeAbsent, kLargeN);
@@ -484,7 +453,50 @@ int main(int argc, char** argv) {
   }
   for (int threads : {1, 2, 4})
     Bench{ours, our_policy, leveldb_policy, quick, {}}.statistics_threads(threads, 16, 1000);
-  database(argv[0], library, quick);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 4 && std::strcmp(argv[1], "--db-child") == 0) return db_child(argc, argv);
+  const char* library = nullptr;
+  std::string floor_program;
+  bool quick = false, counters_only = false, usage = false;
+  for (int i = 1; i < argc; i++) {
+    if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (std::strcmp(argv[i], "--counters") == 0)
+      counters_only = true;
+    else if (std::strcmp(argv[i], "--floor") == 0 && i + 1 < argc)
+      floor_program = argv[++i];
+    else if (library == nullptr && argv[i][0] != '-')
+      library = argv[i];
+    else
+      usage = true;
+  }
+  if (library == nullptr || usage) {
+    std::fprintf(stderr, "usage: %s LIBRARY [--floor BENCH_FLOOR] [--quick] [--counters]\n",
+                 argv[0]);
+    return 2;
+  }
+  Ours ours(library);
+  const leveldb::FilterPolicy* leveldb_policy = leveldb::NewBloomFilterPolicy(kBitsPerKey);
+  leveldb_filterpolicy_t* our_policy = ours.policy_create(kBitsPerKey);
+
+  print_machine();
+  // Proof of who is who: where each side's code lives.
+  std::printf("ours:    %s (SIMD level %s)\n",
+              object_of(reinterpret_cast<const void*>(ours.key_may_match)).c_str(),
+              ours.simd_level());
+  std::printf("LevelDB: %s (policy %s)\n",
+              object_of_class(leveldb_policy).c_str(),
+              leveldb_policy->Name());
+  if (object_of_class(leveldb_policy) ==
+      object_of(reinterpret_cast<const void*>(ours.key_may_match)))
+    fail("LevelDB's policy is ours");
+
+  if (!counters_only) in_process(ours, our_policy, leveldb_policy, quick, floor_program);
+  database(argv[0], library, quick, counters_only);
 
   ours.policy_destroy(our_policy);
   delete leveldb_policy;

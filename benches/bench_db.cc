@@ -563,9 +563,11 @@ void counters(const char* self, const char* library, const std::string& shared,
 
 }  // namespace
 
-void database(const char* self, const char* library, bool quick) {
-  // Even counts, so that each side goes first as often as the other.
-  const int fill_runs = quick ? 2 : 4, get_runs = quick ? 4 : 8;
+void database(const char* self, const char* library, bool quick, bool counters_only) {
+  // Even counts, so that each side goes first as often as the other; none when only
+  // the instructions are counted.
+  const int fill_runs = counters_only ? 0 : quick ? 2 : 4,
+            get_runs = counters_only ? 0 : quick ? 4 : 8;
   const uint64_t warmup = 20000, absent_gets = quick ? 100000 : 200000,
                  present_gets = quick ? 25000 : 50000;
   int core = bench_core();
@@ -629,11 +631,13 @@ void database(const char* self, const char* library, bool quick) {
       (swapped ? present.ours : present.leveldb).push_back(gets.present);
     }
   }
-  std::printf("%-26s %5s %9s  %-24s %-24s %s\n", "operation", "key", "keys", "swapped ns/key",
-              "stock ns/key", "stock ÷ swapped");
-  fill.print();
-  absent.print();
-  present.print();
+  if (!counters_only) {
+    std::printf("%-26s %5s %9s  %-24s %-24s %s\n", "operation", "key", "keys", "swapped ns/key",
+                "stock ns/key", "stock ÷ swapped");
+    fill.print();
+    absent.print();
+    present.print();
+  }
   counters(self, library, shared, directory, core, quick);
   leveldb::DestroyDB(shared, leveldb::Options());
   std::vector<std::string> files;

@@ -119,9 +119,10 @@ inline std::string run_child(const std::vector<std::string>& argv, const char* p
 }
 
 // The database part (bench_db.cc): `--db-child DIR MODE ...` runs in a child, and
-// database() runs them all and prints their table.
+// database() runs them all and prints their table; with `counters_only`, it builds the
+// database and counts instructions per Get, and times nothing.
 int db_child(int argc, char** argv);
-void database(const char* self, const char* library, bool quick);
+void database(const char* self, const char* library, bool quick, bool counters_only);
 
 }  // namespace bench
 

@@ -12,7 +12,8 @@
  *             exit()s, so its summary is written
  *   wait      reads stdin to its end before exit
  * It prints "counting: yes|no" (whether the queries were counted: the variable took
- * effect) and its check line. */
+ * effect), "simd level: LEVEL" (leveldb_bloom_simd_level(), which LEVELDB_BLOOM_SIMD may
+ * lower) and its check line. */
 #include <leveldb_bloom.h>
 
 #include <fcntl.h>
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
   CHECK(filter != NULL);
   ask(queries);
   printf("counting: %s\n", counted() == (uint64_t)queries ? "yes" : "no");
+  printf("simd level: %s\n", leveldb_bloom_simd_level());
   CHECK(counted() == (uint64_t)queries || counted() == 0);
 
   if (strcmp(mode, "plain") == 0) {

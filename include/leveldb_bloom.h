@@ -271,9 +271,9 @@ const char *leveldb_bloom_version(void);
 // and when building filters: `"avx512"`, `"avx2"` or `"scalar"`, a static string.
 //
 // It is the best the CPU has, unless the environment variable `LEVELDB_BLOOM_SIMD`
-// (read once, at the first use) names a lower level: `scalar`, `avx2` or `avx512`.
-// A level the CPU lacks gives the best one below it; other values are ignored. Every
-// level gives the same results.
+// (read once, as the library starts; ignored in a setuid or setgid process) names a
+// lower level: `scalar`, `avx2` or `avx512`. A level the CPU lacks gives the best
+// one below it; other values are ignored. Every level gives the same results.
 const char *leveldb_bloom_simd_level(void);
 
 // Whether the swap is in effect, read from inside the process: a bit mask of

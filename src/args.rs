@@ -6,6 +6,8 @@ use std::ptr;
 
 use libc::size_t;
 
+use bloom::SameLengthKeys;
+
 /// `len` bytes at `data`; NULL is the empty slice when `len` is 0, and `None` otherwise.
 ///
 /// # Safety
@@ -129,6 +131,41 @@ impl<'a> Keys<'a> {
     }
 }
 
+/// A C caller's keys as [`SameLengthKeys`], if they all have one length (at most
+/// `isize::MAX`, as any slice's) and none is NULL: then each key's bytes are read
+/// where they are, with no slice made of each (the common case, fixed-size keys,
+/// without the per-key checks).
+///
+/// # Safety
+/// Each non-NULL key must be valid for reads of its length for `'a`, as for
+/// `leveldb_bloom_key_may_match_batch`.
+///
+/// # Panics
+/// If the arrays differ in length.
+pub(crate) unsafe fn same_length_keys<'a>(
+    pointers: &'a [*const c_char],
+    lengths: &[size_t],
+) -> Option<SameLengthKeys<'a>> {
+    assert_eq!(pointers.len(), lengths.len(), "a length per key");
+    let key_len = lengths.first().copied().unwrap_or(0);
+    // One pass with no early exit, so that it is a few vector instructions a key.
+    let keys = pointers.iter().zip(lengths);
+    let (other_lengths, nulls) = keys.fold((0, 0), |(other, nulls), (&start, &length)| {
+        (
+            other | (length ^ key_len),
+            nulls + usize::from(start.is_null()),
+        )
+    });
+    if other_lengths != 0 || nulls != 0 || key_len > isize::MAX as usize {
+        return None;
+    }
+    // SAFETY: `c_char` and `u8` have one size and alignment, so their pointers do.
+    let starts = unsafe { std::slice::from_raw_parts(pointers.as_ptr().cast(), pointers.len()) };
+    // SAFETY: no start is NULL, and each is readable for its length, `key_len`, per
+    // the caller.
+    Some(unsafe { SameLengthKeys::new(starts, key_len) })
+}
+
 /// A `malloc`'d copy of `filter`, for the caller to `free()`.
 pub(crate) fn malloc_copy(filter: &[u8]) -> Option<(*mut c_char, usize)> {
     // SAFETY: malloc has no preconditions; NULL is handled.
@@ -198,5 +235,32 @@ pub(crate) unsafe fn results_may_match<'a>(results: *mut u8, len: usize) -> Opti
     unsafe {
         ptr::write_bytes(results, 1, len);
         Some(std::slice::from_raw_parts_mut(results, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_length_keys_take_one_length_and_no_null() {
+        let bytes = [7 as c_char; 20];
+        let starts = [bytes.as_ptr(), bytes[3..].as_ptr(), bytes[4..].as_ptr()];
+        // Every non-NULL start has at least 16 bytes of `bytes` after it, and no
+        // length is more than 16, so each call below keeps the function's contract.
+        // The keys, copied.
+        let keys = |starts: &[*const c_char], lengths: &[usize]| {
+            // SAFETY: as above.
+            let keys = unsafe { same_length_keys(starts, lengths) };
+            keys.map(|keys| keys.iter().map(<[u8]>::to_vec).collect::<Vec<_>>())
+        };
+        assert_eq!(keys(&starts, &[16, 16, 16]), Some(vec![vec![7; 16]; 3]));
+        assert_eq!(keys(&starts, &[16, 15, 16]), None);
+        let with_null = [starts[0], std::ptr::null(), starts[2]];
+        assert_eq!(keys(&with_null, &[0, 0, 0]), None);
+        assert_eq!(keys(&[], &[]), Some(vec![]));
+        // SAFETY: the length is refused before any key is read.
+        let huge = unsafe { same_length_keys(&starts, &[usize::MAX; 3]) };
+        assert!(huge.is_none());
     }
 }

@@ -3,7 +3,7 @@
 
 use std::ffi::CStr;
 
-use bloom::{Format, LEGACY_POLICY_NAME, POLICY_NAME, SIMD_LEVELS};
+use bloom::{Format, SimdLevel, LEGACY_POLICY_NAME, POLICY_NAME, SIMD_LEVELS};
 
 /// Room for the longest text and its NUL.
 const ROOM: usize = 32;
@@ -51,10 +51,9 @@ pub(crate) fn policy_name(format: Format) -> &'static CStr {
     })
 }
 
-/// The SIMD level this process hashes keys with (see `bloom::simd_level`).
-pub(crate) fn simd_level() -> &'static CStr {
-    let level = bloom::simd_level();
-    let index = SIMD_LEVELS.iter().position(|name| *name == level);
+/// The name of `level`.
+pub(crate) fn simd_level(level: SimdLevel) -> &'static CStr {
+    let index = SIMD_LEVELS.iter().position(|name| *name == level.name());
     c_str(&LEVELS[index.unwrap_or(0)])
 }
 
@@ -71,7 +70,10 @@ mod tests {
     fn each_text_as_a_c_string() {
         assert_eq!(policy_name(Format::Current).to_str(), Ok(POLICY_NAME));
         assert_eq!(policy_name(Format::Legacy).to_str(), Ok(LEGACY_POLICY_NAME));
-        assert_eq!(simd_level().to_str(), Ok(bloom::simd_level()));
+        for name in SIMD_LEVELS {
+            let level = SimdLevel::up_to(name).unwrap();
+            assert_eq!(simd_level(level).to_str(), Ok(level.name()));
+        }
         assert_eq!(version().to_str(), Ok(env!("CARGO_PKG_VERSION")));
     }
 }

@@ -233,7 +233,8 @@ extern "C" fn read_variable() {
     super::guard(
         || (),
         || {
-            let Some(value) = environment::variable(VARIABLE) else {
+            // SAFETY: the library's ELF constructor, as `variable` requires.
+            let Some(value) = (unsafe { environment::variable(VARIABLE) }) else {
                 return;
             };
             let value = value.to_string_lossy();

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use libc::size_t;
 
 use super::args::{slice_bytes, slices, Slice};
-use super::ops::{self, Asker};
+use super::ops;
 use super::registry::{PolicyState, REGISTRY};
 use super::stats_report::write_unblocked;
 use super::{c_text, guard, leveldb_filterpolicy_t};
@@ -75,7 +75,6 @@ pub(crate) fn new_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_
     let Some(policy) = PolicyState::new(bloom) else {
         return ptr::null_mut();
     };
-    let format = policy.bloom.format();
     let policy = Box::into_raw(policy);
     // SAFETY: CALLS lives for the whole process; the object keeps `policy` as its
     // state and hands it back to `release` once, from its destructor.
@@ -87,7 +86,7 @@ pub(crate) fn new_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_
     }
     // SAFETY: the object, which alone could free the policy, is not returned yet.
     unsafe { (*policy).object.store(object as usize, Ordering::Release) };
-    REGISTRY.register(object as usize, policy, format);
+    REGISTRY.register(object as usize, policy);
     object.cast()
 }
 
@@ -285,7 +284,7 @@ unsafe extern "C" fn key_may_match(
             let (Some(key), Some(filter)) = (key, filter) else {
                 return 1;
             };
-            ops::key_may_match(Asker::Object(policy), key, filter).into()
+            ops::key_may_match(policy, key, filter).into()
         },
     )
 }

@@ -17,9 +17,10 @@
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
 //! [`stats_report`] is `LEVELDB_BLOOM_STATS`, which also names the loaded LevelDBs
-//! the swap cannot reach ([`dropin::self_bound`]); [`default_bits`] is
+//! the swap cannot reach ([`dropin::self_bound`]); [`simd`] is `LEVELDB_BLOOM_SIMD`,
+//! the level the core is told to hash keys with; [`default_bits`] is
 //! `LEVELDB_BLOOM_DEFAULT_BITS`, a bloom policy for databases opened with none;
-//! [`environment`] reads both variables.
+//! [`environment`] reads the three variables.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -34,6 +35,7 @@ mod fork;
 mod fork_lock;
 mod ops;
 mod registry;
+mod simd;
 mod stats;
 mod stats_report;
 

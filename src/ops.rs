@@ -8,87 +8,19 @@ use std::ffi::c_char;
 
 use libc::size_t;
 
-use super::args::{bytes, can_slice, malloc_copy, Keys, Zeroed};
-use super::leveldb_filterpolicy_t;
-use super::registry::{PolicyState, REGISTRY};
-use super::stats;
-use bloom::hash::bloom_hash;
-use bloom::{BloomFilterPolicy, Filter, Format, SameLengthKeys, MATCH_ALL_FILTER};
+use super::args::{bytes, can_slice, malloc_copy, same_length_keys, Keys, Zeroed};
+use super::registry::PolicyState;
+use super::{simd, stats};
+use bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
 
-/// The policy behind a handle this library returned and has not destroyed.
-///
-/// # Safety
-/// The handle must not be destroyed while the reference is in use.
-pub(crate) unsafe fn policy_of<'a>(
-    handle: *const leveldb_filterpolicy_t,
-) -> Option<&'a PolicyState> {
-    // SAFETY: registered handles point at live policies until destroyed.
-    REGISTRY
-        .lookup(handle as usize)
-        .map(|policy| unsafe { &*policy })
-}
-
-/// Who asks a one-key query: a policy object, which knows its policy, or C code
-/// with a handle, looked up only when the answer needs its format.
-#[derive(Clone, Copy)]
-pub(crate) enum Asker<'a> {
-    Object(&'a PolicyState),
-    Handle(*const leveldb_filterpolicy_t),
-}
-
-impl Asker<'_> {
-    /// The format of the asker's policy; `None` for a handle that is not one of this
-    /// library's live policies. The handle registered last, when current, needs no
-    /// lookup: it is what a program with one policy always passes.
-    #[inline(always)]
-    fn format(self) -> Option<Format> {
-        match self {
-            Self::Object(policy) => Some(policy.bloom.format()),
-            Self::Handle(handle) if REGISTRY.is_last_current(handle as usize) => {
-                Some(Format::Current)
-            }
-            // SAFETY: the handle is used only during the query, in which the caller
-            // of the exported function promised not to destroy it.
-            Self::Handle(handle) => unsafe { policy_of(handle) }.map(|p| p.bloom.format()),
-        }
-    }
-}
-
-/// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) for the policy of
-/// `asker`; an unknown handle answers "may match". Every format answers "may match"
-/// when the key's probes are all set under the current format's reading, so a key
-/// found there is answered without the policy's format, unless statistics count
-/// it under its format; an absent key needs the format (the legacy one tries the
-/// other reading too).
+/// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under `policy`'s format,
+/// counted once answered.
 #[inline(always)]
-pub(crate) fn key_may_match(asker: Asker<'_>, key: &[u8], filter: &[u8]) -> bool {
-    // The hash first: its chain of multiplications is the call's critical path, and
-    // decoding the filter runs beside it.
-    let h = bloom_hash(key);
-    let current = Filter::new(filter);
-    let current_reading = current.may_contain_hash(h);
-    if current_reading && !stats::enabled() {
-        return true;
-    }
-    let format = if current_reading && REGISTRY.all_current() {
-        Some(Format::Current)
-    } else {
-        asker.format()
-    };
-    let Some(format) = format else {
-        return true;
-    };
-    let answer = current_reading || (format == Format::Legacy && legacy_may_match(key, filter));
-    stats::record_query(format, answer, current.answers_by_rule());
+pub(crate) fn key_may_match(policy: &PolicyState, key: &[u8], filter: &[u8]) -> bool {
+    let filter = policy.bloom.read_filter(filter);
+    let answer = filter.may_contain(key);
+    stats::record_query(policy.bloom.format(), answer, filter.answers_by_rule());
     answer
-}
-
-/// The legacy format's answer, for a key the current reading found absent: out of
-/// line, so that the one-key path of the current format stays short.
-#[cold]
-#[inline(never)]
-fn legacy_may_match(key: &[u8], filter: &[u8]) -> bool {
-    Filter::with_format(filter, Format::Legacy).may_contain(key)
 }
 
 /// The answers for the keys at `pointers` with `lengths` into `results`, which
@@ -105,31 +37,14 @@ pub(crate) unsafe fn key_may_match_batch(
     results: &mut [u8],
 ) {
     let format = policy.bloom.format();
-    let filter = Filter::with_format(filter, format);
+    let filter = policy.bloom.read_filter(filter);
     // SAFETY: the caller's promise about each key.
     let absent = match unsafe { same_length_keys(pointers, lengths) } {
-        Some(keys) => filter.may_contain_same_length(keys, results),
+        Some(keys) => filter.may_contain_same_length_at(keys, results, simd::level()),
         // SAFETY: the caller's promise about each key.
         None => unsafe { each_readable_key(&filter, pointers, lengths, results) },
     };
     stats::record_batch(format, results.len(), absent, filter.answers_by_rule());
-}
-
-/// The keys as [`SameLengthKeys`], if they all have one length and none is NULL:
-/// then each key's bytes are read where they are, with no slice made of each (the
-/// common case, fixed-size keys, without the per-key checks).
-///
-/// # Safety
-/// Each key must be valid for reads of its length, as for
-/// `leveldb_bloom_key_may_match_batch`.
-unsafe fn same_length_keys<'a>(
-    pointers: &'a [*const c_char],
-    lengths: &[size_t],
-) -> Option<SameLengthKeys<'a>> {
-    // SAFETY: `c_char` and `u8` have one size and alignment, so their pointers do.
-    let starts = unsafe { std::slice::from_raw_parts(pointers.as_ptr().cast(), pointers.len()) };
-    // SAFETY: each non-NULL key is readable for its length per the caller.
-    unsafe { SameLengthKeys::from_arrays(starts, lengths) }
 }
 
 /// Keys of any lengths: a key that cannot be read (NULL with a non-zero length) is
@@ -152,7 +67,7 @@ unsafe fn each_readable_key(
             &[]
         })
     });
-    let absent = filter.may_contain_each(keys, results);
+    let absent = filter.may_contain_each_at(keys, results, simd::level());
     if any_bad.get() {
         for ((&key, &length), result) in pointers.iter().zip(lengths).zip(results) {
             if !can_slice(key, length) && length != 0 {
@@ -203,7 +118,7 @@ fn build<'k>(
     out: &mut [u8],
 ) -> bool {
     let num_keys = keys.len();
-    let built = bloom.write_filter(keys, out).is_ok();
+    let built = bloom.write_filter_at(keys, out, simd::level()).is_ok();
     if built {
         stats::record_build(bloom.format(), num_keys, out.len());
     }

@@ -15,17 +15,18 @@
 //! in flight across a `fork()`: a child finds the lock free and the sequence count
 //! even (see `fork`).
 //!
-//! Beside the table, the handle registered last is kept while its policy is of the
-//! current format ([`Registry::is_last_current`]): a query through it, which needs
-//! the format only to answer "absent", then costs one load instead of a lookup.
+//! Beside the table, the handle registered last and its policy are kept, read under
+//! the same sequence count: a lookup of that handle (what a program with one policy
+//! always passes) costs a few loads and no search.
 //!
 //! The process has one registry, [`REGISTRY`]; the tests make registries of their
 //! own, so that each property is observed without other tests' handles.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
 
 use super::fork_lock::ForkLock;
-use bloom::{BloomFilterPolicy, Format};
+use super::leveldb_filterpolicy_t;
+use bloom::BloomFilterPolicy;
 
 /// The state behind every handle.
 pub(crate) struct PolicyState {
@@ -58,15 +59,10 @@ pub(crate) struct Registry {
     table: AtomicPtr<Table<PolicyState>>,
     /// Odd while a writer changes the table.
     sequence: AtomicUsize,
-    /// The handle registered last while it stands for a policy of the current
-    /// format, else [`FREE`]. Written only by writers, under the lock: set when such a
-    /// handle is registered, cleared when it is unregistered, before it leaves the
-    /// table. So it is always FREE or a registered handle of a current policy.
-    last_current: AtomicUsize,
-    /// Whether a handle of a legacy policy was ever registered: until one is, every
-    /// handle stands for a current policy, and counting a query under its format
-    /// needs no lookup.
-    legacy_registered: AtomicBool,
+    /// The handle registered last, else [`FREE`] once it is unregistered, and its
+    /// policy: written only by writers, under the lock, and read as the table is.
+    last: AtomicUsize,
+    last_policy: AtomicPtr<PolicyState>,
     /// The writers' lock and state.
     writers: ForkLock<Writer>,
 }
@@ -88,8 +84,8 @@ impl Registry {
         Self {
             table: AtomicPtr::new(std::ptr::null_mut()),
             sequence: AtomicUsize::new(0),
-            last_current: AtomicUsize::new(FREE),
-            legacy_registered: AtomicBool::new(false),
+            last: AtomicUsize::new(FREE),
+            last_policy: AtomicPtr::new(std::ptr::null_mut()),
             writers: ForkLock::new(Writer {
                 live: 0,
                 retired: Vec::new(),
@@ -128,14 +124,8 @@ impl Registry {
         unsafe { self.table.load(Ordering::Acquire).as_ref() }
     }
 
-    /// Records `handle` as standing for `policy`, whose format is `format`; false
-    /// only when memory runs out.
-    pub(crate) fn register(
-        &'static self,
-        handle: usize,
-        policy: *mut PolicyState,
-        format: Format,
-    ) -> bool {
+    /// Records `handle` as standing for `policy`; false only when memory runs out.
+    pub(crate) fn register(&'static self, handle: usize, policy: *mut PolicyState) -> bool {
         if handle == FREE {
             return false;
         }
@@ -168,52 +158,56 @@ impl Registry {
             }
             table.insert(handle, policy);
             writer.live += 1;
-            let last = match format {
-                Format::Current => handle,
-                Format::Legacy => {
-                    self.legacy_registered.store(true, Ordering::Relaxed);
-                    FREE
-                }
-            };
-            self.last_current.store(last, Ordering::Relaxed);
+            self.last_policy.store(policy, Ordering::Relaxed);
+            self.last.store(handle, Ordering::Relaxed);
             true
         })
     }
 
-    /// Whether `handle` is registered and stands for a policy of the current format,
-    /// as far as one load can tell: true only for the handle registered last (a
-    /// `false` says nothing). No lookup, and nothing behind the handle is read.
-    #[inline(always)]
-    pub(crate) fn is_last_current(&self, handle: usize) -> bool {
-        handle != FREE && self.last_current.load(Ordering::Relaxed) == handle
-    }
-
-    /// Whether every handle registered so far stood for a policy of the current
-    /// format.
-    #[inline(always)]
-    pub(crate) fn all_current(&self) -> bool {
-        !self.legacy_registered.load(Ordering::Relaxed)
-    }
-
     /// The policy `handle` stands for, if this library made it and has not
-    /// destroyed it.
+    /// destroyed it. The handle registered last takes a few loads, in line; any
+    /// other the search out of line.
     #[inline(always)]
     pub(crate) fn lookup(&self, handle: usize) -> Option<*mut PolicyState> {
+        let sequence = self.sequence.load(Ordering::Acquire);
+        if handle != FREE && self.last.load(Ordering::Relaxed) == handle {
+            let policy = self.last_policy.load(Ordering::Relaxed);
+            fence(Ordering::Acquire);
+            if sequence & 1 == 0 && self.sequence.load(Ordering::Relaxed) == sequence {
+                return Some(policy);
+            }
+        }
+        self.lookup_validated(handle)
+    }
+
+    /// [`lookup`](Self::lookup), read again until no writer changed the registry
+    /// meanwhile.
+    #[inline(never)]
+    fn lookup_validated(&self, handle: usize) -> Option<*mut PolicyState> {
         if handle == FREE {
             return None;
         }
         loop {
             let sequence = self.sequence.load(Ordering::Acquire);
-            let table = self.current()?;
-            let found = table
-                .find(handle)
-                .map(|slot| table.slots[slot].policy.load(Ordering::Relaxed));
+            let found = if self.last.load(Ordering::Relaxed) == handle {
+                Some(self.last_policy.load(Ordering::Relaxed))
+            } else {
+                self.search(handle)
+            };
             fence(Ordering::Acquire);
             if sequence & 1 == 0 && self.sequence.load(Ordering::Relaxed) == sequence {
                 return found;
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// The table's entry for `handle`, read as it may be changing: the caller
+    /// validates it with the sequence count.
+    fn search(&self, handle: usize) -> Option<*mut PolicyState> {
+        let table = self.current()?;
+        let slot = table.find(handle)?;
+        Some(table.slots[slot].policy.load(Ordering::Relaxed))
     }
 
     /// Forgets `handle`, returning the policy it stood for.
@@ -224,8 +218,8 @@ impl Registry {
         self.write(|writer| {
             let table = self.current()?;
             let slot = table.find(handle)?;
-            if self.last_current.load(Ordering::Relaxed) == handle {
-                self.last_current.store(FREE, Ordering::Relaxed);
+            if self.last.load(Ordering::Relaxed) == handle {
+                self.last.store(FREE, Ordering::Relaxed);
             }
             let policy = table.slots[slot].policy.load(Ordering::Relaxed);
             table.remove(slot);
@@ -239,6 +233,22 @@ impl Registry {
     pub(crate) fn ever_registered(&self) -> bool {
         !self.table.load(Ordering::Relaxed).is_null()
     }
+}
+
+/// The policy behind a handle this library returned and has not destroyed: how
+/// every exported function resolves its handle, once.
+///
+/// # Safety
+/// The handle must not be destroyed while the reference is in use.
+#[inline(always)]
+pub(crate) unsafe fn policy_of<'a>(
+    handle: *const leveldb_filterpolicy_t,
+) -> Option<&'a PolicyState> {
+    // SAFETY: registered handles point at live policies until destroyed, which the
+    // caller promised not to do meanwhile.
+    REGISTRY
+        .lookup(handle as usize)
+        .map(|policy| unsafe { &*policy })
 }
 
 #[cfg(test)]

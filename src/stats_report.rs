@@ -28,10 +28,9 @@ use std::ffi::CStr;
 use std::sync::OnceLock;
 
 use super::dropin::self_bound;
-use super::environment;
-use super::guard;
 use super::registry::REGISTRY;
 use super::stats::{self, Stats};
+use super::{environment, guard};
 use bloom::Counts;
 pub(crate) use destination::write_unblocked;
 use destination::{Destination, Stderr};
@@ -49,11 +48,12 @@ extern "C" fn start_from_environment() {
     guard(
         || (),
         || {
-            let Some(value) = environment::variable(VARIABLE).filter(|v| !v.is_empty()) else {
+            // SAFETY: the library's ELF constructor: nothing changes the environment.
+            let Some(value) = (unsafe { environment::variable(VARIABLE) }) else {
                 return;
             };
             let stderr = Stderr::now();
-            let destination = match Destination::open(value) {
+            let destination = match Destination::open(&value) {
                 Ok(destination) => destination,
                 Err(why) => {
                     let line = format!(

@@ -9,29 +9,48 @@
 
 mod common;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::harness::assert_report;
 use common::stats::{open_scratch as scratch, stats_host as host};
-use common::{command, lib_path};
+use common::{command, lib_path, SONAME};
 
 const VARIABLE: &str = "LEVELDB_BLOOM_STATS";
+/// The library's other variable, which a setuid program ignores too.
+const SIMD_VARIABLE: &str = "LEVELDB_BLOOM_SIMD";
 /// Every run is killed after this long: a hang fails the test instead of stalling it.
 const SECONDS: &str = "20";
 
 /// Whether this test runs as root, as the runs as `nobody` and the setuid-root
-/// program need (`make test` runs as root); otherwise says the test is skipped.
+/// program need (`make test` runs as root); otherwise says on stderr, past the test
+/// harness's capture, that the test is skipped.
 fn root(test: &str) -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root {
-        eprintln!("{test}: needs root (to run as nobody, and a setuid-root program): skipped");
+        let line =
+            format!("SKIPPED {test}: needs root (to run as nobody, and a setuid-root program)\n");
+        std::io::stderr().write_all(line.as_bytes()).unwrap();
     }
     root
 }
+
+/// The host and the library copied into `dir`, which `nobody` may enter, for runs as
+/// `nobody`, who may not enter the checkout (a clone in a `0700` directory, or in
+/// root's home): run it with [`LIBRARY_PATH`] set to `dir`.
+fn host_for_nobody(dir: &Path) -> PathBuf {
+    let program = dir.join("stats_host");
+    std::fs::copy(host(), &program).unwrap();
+    std::fs::copy(lib_path(), dir.join(SONAME)).unwrap();
+    program
+}
+
+/// Where the dynamic linker finds the library of [`host_for_nobody`]'s copy (ignored
+/// in a setuid program, which finds it through its rpath, as root).
+const LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
 
 /// `program args…` under `timeout`, with the variable set to `value`.
 fn under_timeout(program: &Path, args: &[&str], value: &str) -> Command {
@@ -61,6 +80,16 @@ fn passed(output: &Output) -> bool {
     );
     assert_report("stats_host", &stdout);
     stdout.contains("counting: yes\n")
+}
+
+/// The SIMD level the host's library said it hashes with.
+fn simd_level(output: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("simd level: "));
+    line.unwrap_or_else(|| panic!("no SIMD level in:\n{stdout}"))
+        .to_string()
 }
 
 fn stderr_of(output: &Output) -> String {
@@ -144,9 +173,10 @@ fn an_unwritable_file_says_so_at_start() {
                 "timeout",
                 SECONDS,
             ])
-            .arg(host())
+            .arg(host_for_nobody(scratch.dir()))
             .args(["plain", "10"])
-            .env(VARIABLE, &file),
+            .env(VARIABLE, &file)
+            .env(LIBRARY_PATH, scratch.dir()),
     );
     assert!(!passed(&run));
     let stderr = stderr_of(&run);
@@ -158,9 +188,10 @@ fn an_unwritable_file_says_so_at_start() {
 }
 
 /// A setuid-root copy of the host run by `nobody` ignores the variable: a root-only
-/// file is not appended to, a new path not created, nothing said. The same copy
-/// without the setuid bit, run by `nobody` towards a file `nobody` may write,
-/// counts and writes: only the secure execution made the difference.
+/// file is not appended to, a new path not created, nothing said; and it ignores
+/// `LEVELDB_BLOOM_SIMD` too. The same copy without the setuid bit, run by `nobody`
+/// towards a file `nobody` may write, counts and writes, at the SIMD level asked
+/// for: only the secure execution made the difference.
 #[test]
 fn a_setuid_program_ignores_the_variable() {
     if !root("a_setuid_program_ignores_the_variable") {
@@ -168,8 +199,7 @@ fn a_setuid_program_ignores_the_variable() {
     }
     let scratch = scratch();
     let dir = scratch.dir();
-    let program = dir.join("stats_host");
-    std::fs::copy(host(), &program).unwrap();
+    let program = host_for_nobody(dir);
     let secret = dir.join("secret");
     std::fs::write(&secret, "root only\n").unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -182,10 +212,17 @@ fn a_setuid_program_ignores_the_variable() {
                 .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
                 .arg(&program)
                 .args(["plain", "10"])
-                .env(VARIABLE, value),
+                .env(VARIABLE, value)
+                .env(SIMD_VARIABLE, "scalar")
+                .env(LIBRARY_PATH, dir),
         )
     };
-    assert!(as_nobody(&open.join("mine")).status.success());
+    let control = as_nobody(&open.join("mine"));
+    assert!(control.status.success());
+    assert!(
+        simd_level(&control) == "scalar",
+        "the control run's SIMD level"
+    );
     assert_eq!(
         summaries(&read(&open.join("mine"))),
         [10],
@@ -206,6 +243,12 @@ fn a_setuid_program_ignores_the_variable() {
             value.display()
         );
         assert_eq!(stderr_of(&run), "");
+        let best = bloom::SimdLevel::best().name();
+        assert_eq!(
+            simd_level(&run),
+            best,
+            "{SIMD_VARIABLE} in a setuid program"
+        );
     }
     assert_eq!(read(&secret), "root only\n");
     assert!(!dir.join("new").exists(), "a root-owned file was created");

@@ -83,6 +83,6 @@ fn long_version() -> String {
         "{}\nlibrary: leveldb-bloom {}\nSIMD level: {}",
         env!("CARGO_PKG_VERSION"),
         leveldb_bloom::VERSION,
-        leveldb_bloom::simd_level()
+        leveldb_bloom::SimdLevel::best().name()
     )
 }

@@ -3,10 +3,14 @@
 //! answers equal first. Each row alternates the two for 9 rounds and prints the
 //! medians, in ns per key, and their ratio (rusty-leveldb ÷ this crate: above 1, this
 //! crate is faster).
-//! `make bench` runs it at every SIMD level the CPU has (`LEVELDB_BLOOM_SIMD`).
+//! `rust_peers [LEVEL]` builds filters at the SIMD level named (`scalar`, `avx2` or
+//! `avx512`; the best the CPU has at or below it), by default the best the CPU has;
+//! `make bench` runs it at each, built with the profile `bench-peers` (LTO and one
+//! codegen unit, as a Rust program's release build of both crates would be).
 //!
-//! Rows: building a filter (`build_filter` / `create_filter`, both from the keys in
-//! one contiguous buffer: rusty's takes it with offsets, ours slices of it); one key
+//! Rows: building a filter (`write_filter_at` into a new zeroed `Vec` /
+//! `create_filter`, both from the keys in one contiguous buffer: rusty's takes it
+//! with offsets, ours slices of it); one key
 //! present and one key absent through `key_may_match(key, filter)`, which decodes the
 //! filter on every call; and the same through a `Filter` decoded once
 //! (`may_contain`; rusty's `key_may_match` is its only query). 16- and 100-byte keys,
@@ -18,7 +22,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use leveldb_bloom::{BloomFilterPolicy, Filter};
+use leveldb_bloom::{BloomFilterPolicy, Filter, SimdLevel};
 use rusty_leveldb::{BloomPolicy, FilterPolicy};
 
 const ROUNDS: usize = 9;
@@ -70,10 +74,17 @@ fn row(name: &str, per_call: usize, mut ours: impl FnMut(), mut theirs: impl FnM
 }
 
 fn main() {
+    let level = match std::env::args().nth(1) {
+        None => SimdLevel::best(),
+        Some(name) => SimdLevel::up_to(&name).unwrap_or_else(|| {
+            eprintln!("usage: rust_peers [scalar|avx2|avx512]");
+            std::process::exit(2)
+        }),
+    };
     println!(
         "\nRust API against rusty-leveldb 4.0.2's BloomPolicy, 10 bits per key, SIMD level {} \
          (ns per key, medians of {ROUNDS} alternated rounds; ratio = rusty-leveldb / ours)",
-        leveldb_bloom::simd_level()
+        level.name()
     );
     println!(
         "  {:<50} {:>9} {:>13} {:>10}",
@@ -94,7 +105,12 @@ fn main() {
             // Both build from the one contiguous buffer, as a table builder holds its
             // keys: rusty-leveldb takes it with offsets, this crate slices of it.
             let slices: Vec<&[u8]> = flat.chunks_exact(len).collect();
-            let filter = ours.build_filter(&slices);
+            let build = |keys: &[&[u8]]| {
+                let mut filter = vec![0; ours.filter_len(keys.len()).unwrap()];
+                ours.write_filter_at(keys, &mut filter, level).unwrap();
+                filter
+            };
+            let filter = build(&slices);
             assert_eq!(filter, ours.build_filter(&present));
             assert_eq!(
                 filter,
@@ -106,7 +122,7 @@ fn main() {
                 &label("build"),
                 n,
                 || {
-                    black_box(ours.build_filter(black_box(&slices)));
+                    black_box(build(black_box(&slices)));
                 },
                 || {
                     black_box(rusty.create_filter(black_box(&flat), black_box(&offsets)));

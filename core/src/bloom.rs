@@ -161,11 +161,12 @@ impl BloomFilterPolicy {
         I::IntoIter: ExactSizeIterator,
         I::Item: AsRef<[u8]>,
     {
-        self.write_filter_at(keys, out, SimdLevel::active())
+        self.write_filter_at(keys, out, SimdLevel::best())
     }
 
-    /// [`write_filter`](Self::write_filter), hashing at `level`.
-    pub(crate) fn write_filter_at<I>(
+    /// [`write_filter`](Self::write_filter), hashing keys at `level` (see
+    /// [`SimdLevel`]); the same bytes at every level.
+    pub fn write_filter_at<I>(
         &self,
         keys: I,
         out: &mut [u8],
@@ -301,8 +302,25 @@ impl BloomFilterPolicy {
     /// let filter = policy.build_filter(["hello"]);
     /// assert!(policy.key_may_match("hello", &filter));
     /// ```
+    #[inline(always)]
     pub fn key_may_match(&self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
-        Filter::with_format(filter, self.format).may_contain(key)
+        self.read_filter(filter).may_contain(key)
+    }
+
+    /// `filter` (any bytes) read under this policy's format, for any number of
+    /// queries: [`Filter::with_format`].
+    ///
+    /// ```
+    /// use leveldb_bloom::BloomFilterPolicy;
+    ///
+    /// let policy = BloomFilterPolicy::legacy(10);
+    /// let bytes = policy.build_filter(["hello"]);
+    /// let filter = policy.read_filter(&bytes);
+    /// assert!(filter.may_contain("hello") && !filter.answers_by_rule());
+    /// ```
+    #[inline(always)]
+    pub fn read_filter<'a>(&self, filter: &'a [u8]) -> Filter<'a> {
+        Filter::with_format(filter, self.format)
     }
 }
 

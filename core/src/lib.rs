@@ -70,8 +70,14 @@
 //!
 //! # Counting
 //!
-//! The crate keeps no state: a program that wants to know how often its filters
-//! answered "absent" counts through a [`Counter`] of its own.
+//! The crate keeps no state and reads no environment: a program that wants to know
+//! how often its filters answered "absent" counts through a [`Counter`] of its own.
+//!
+//! # SIMD
+//!
+//! Building filters and batch queries hash keys in bulk with the best instruction
+//! set the CPU has ([`SimdLevel::best`]); the functions ending in `_at` take the
+//! level from the caller ([`SimdLevel::up_to`] a named one), with the same results.
 //!
 //! # C and C++
 //!
@@ -99,14 +105,7 @@ pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
 pub use counter::{Counter, Counts};
 pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};
 pub use same_length_keys::SameLengthKeys;
-pub use simd::SIMD_LEVELS;
+pub use simd::{SimdLevel, SIMD_LEVELS};
 
 /// This library's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The SIMD level this process hashes keys with in batch queries and when building
-/// filters, one of [`SIMD_LEVELS`]: the best the CPU has or the one
-/// `LEVELDB_BLOOM_SIMD` names (a level the CPU lacks falls back to the best below).
-pub fn simd_level() -> &'static str {
-    simd::SimdLevel::active().name().as_str()
-}

@@ -1,15 +1,14 @@
-//! Keys of one length given by where each starts: how a C caller holds its keys, in
-//! an array of pointers, queried without making a slice of each.
+//! Keys of one length given by where each starts (an array of pointers, as a C
+//! caller holds its keys), queried without making a slice of each.
 
 use std::marker::PhantomData;
 
 use crate::simd::{self, SimdLevel};
 
 /// Keys that all have [`key_len`](Self::key_len) bytes, each given by a pointer to
-/// its first byte: the layout of a C caller's key array, for
-/// [`Filter::may_contain_same_length`](crate::Filter::may_contain_same_length). Made
-/// from the pointers and one length ([`new`](Self::new)), or from a C caller's arrays
-/// of pointers and lengths once checked ([`from_arrays`](Self::from_arrays)).
+/// its first byte, for
+/// [`Filter::may_contain_same_length`](crate::Filter::may_contain_same_length): made
+/// from the pointers and the one length ([`new`](Self::new)).
 ///
 /// ```
 /// use leveldb_bloom::{BloomFilterPolicy, Filter, SameLengthKeys};
@@ -44,27 +43,6 @@ impl<'a> SameLengthKeys<'a> {
             key_len,
             _bytes: PhantomData,
         }
-    }
-
-    /// The keys of a C caller's two arrays, where each starts and how long it is, if
-    /// they all have one length (at most `isize::MAX`, as any slice's) and none starts
-    /// at NULL; otherwise `None`.
-    ///
-    /// # Safety
-    /// For `'a`, every non-NULL start must be valid for reads of its length, as for
-    /// [`new`](Self::new).
-    ///
-    /// # Panics
-    /// If the arrays differ in length.
-    pub unsafe fn from_arrays(starts: &'a [*const u8], lengths: &[usize]) -> Option<Self> {
-        assert_eq!(starts.len(), lengths.len(), "a length per start");
-        let key_len = lengths.first().copied().unwrap_or(0);
-        let level = SimdLevel::active();
-        if key_len > isize::MAX as usize || !simd::all_of_length(level, starts, lengths, key_len) {
-            return None;
-        }
-        // SAFETY: no start is NULL, and each is readable for its length, `key_len`.
-        Some(unsafe { Self::new(starts, key_len) })
     }
 
     /// How many keys there are.
@@ -156,7 +134,7 @@ mod tests {
                             // or `absent`, both alive and unchanged here.
                             let keys = unsafe { SameLengthKeys::new(&starts[start..end], len) };
                             let mut results = vec![7u8; end - start];
-                            reader.may_contain_each_at(keys, &mut results, level);
+                            reader.batch_at(keys, &mut results, level);
                             assert!(
                                 results.iter().zip(&expected[start..end]).all(|(&r, &e)| r == u8::from(e)),
                                 "{:?}, {format:?}, filter of {} bytes, keys of {len} bytes, {start}..{end}",
@@ -168,31 +146,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn from_arrays_takes_one_length_and_no_null() {
-        let bytes = [7u8; 20];
-        let starts = [bytes.as_ptr(), bytes[3..].as_ptr(), bytes[4..].as_ptr()];
-        // Every non-NULL start has at least 16 bytes of `bytes` after it, and no
-        // length is more than 16, so each call below keeps `from_arrays`'s contract.
-        // The keys, copied.
-        let from_arrays = |starts: &[*const u8], lengths: &[usize]| {
-            // SAFETY: as above.
-            let keys = unsafe { SameLengthKeys::from_arrays(starts, lengths) };
-            keys.map(|keys| keys.iter().map(<[u8]>::to_vec).collect::<Vec<_>>())
-        };
-        assert_eq!(
-            from_arrays(&starts, &[16, 16, 16]),
-            Some(vec![vec![7; 16]; 3])
-        );
-        assert_eq!(from_arrays(&starts, &[16, 15, 16]), None);
-        let with_null = [starts[0], std::ptr::null(), starts[2]];
-        assert_eq!(from_arrays(&with_null, &[0, 0, 0]), None);
-        assert_eq!(from_arrays(&[], &[]), Some(vec![]));
-        // SAFETY: the length is refused before any key is read.
-        let huge = unsafe { SameLengthKeys::from_arrays(&starts, &[usize::MAX; 3]) };
-        assert!(huge.is_none());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Hashing many keys at once with AVX2 (8 keys) or AVX-512 (16 keys), at the level
-//! `level` chooses, with the scalar code as the fallback and the reference; checking
-//! that a C caller's keys all have one length (`all_of_length`); and prefetching.
+//! `level` chooses, with the scalar code as the fallback and the reference; and
+//! prefetching.
 //!
 //! At AVX-512, a batch query also locates and tests its keys' probes in vectors
 //! (`avx512_probes`). Elsewhere, and for building, probes are located one by one
@@ -15,7 +15,7 @@
 mod level;
 mod scalar;
 
-pub(crate) use level::SimdLevel;
+pub use level::SimdLevel;
 #[cfg(target_arch = "x86_64")]
 use level::Vector;
 pub use level::SIMD_LEVELS;
@@ -50,21 +50,6 @@ pub(crate) unsafe fn bloom_hashes_same_length(
             #[cfg(target_arch = "x86_64")]
             Some(Vector::Avx512(avx512)) => avx512.bloom_hashes_same_length(starts, len, out),
         }
-    }
-}
-
-/// Whether every key has `len` bytes and none starts at NULL, checked at `level`.
-pub(crate) fn all_of_length(
-    level: SimdLevel,
-    starts: &[*const u8],
-    lengths: &[usize],
-    len: usize,
-) -> bool {
-    assert_eq!(starts.len(), lengths.len(), "a length per start");
-    match level.vector() {
-        #[cfg(target_arch = "x86_64")]
-        Some(Vector::Avx512(avx512)) => avx512.all_of_length(starts, lengths, len),
-        _ => scalar::all_of_length(starts, lengths, len),
     }
 }
 
@@ -294,7 +279,7 @@ mod tests {
                         out,
                         expected[start..start + keys.len()],
                         "{:?}",
-                        level.name().as_str()
+                        level.name()
                     );
                 }
             }
@@ -320,28 +305,6 @@ mod tests {
                     // bytes of `bytes`.
                     unsafe { bloom_hashes_same_length(level, &starts[..count], len, &mut out) };
                     assert_eq!(out, expected[..count], "{:?}, {len} bytes", level.name());
-                }
-            }
-        }
-    }
-
-    /// At each level, for every count of keys around the vector width: all of one
-    /// length, then one other length or one NULL start at each place.
-    #[test]
-    fn every_available_level_finds_other_lengths_and_null_starts() {
-        let byte = 0u8;
-        for level in SimdLevel::each_available() {
-            for count in 0..=40 {
-                let starts = vec![&byte as *const u8; count];
-                let lengths = vec![16usize; count];
-                assert!(all_of_length(level, &starts, &lengths, 16));
-                for at in 0..count {
-                    let mut other = lengths.clone();
-                    other[at] = 16 ^ (1 << (at % 64));
-                    assert!(!all_of_length(level, &starts, &other, 16), "{count}, {at}");
-                    let mut null = starts.clone();
-                    null[at] = std::ptr::null();
-                    assert!(!all_of_length(level, &null, &lengths, 16), "{count}, {at}");
                 }
             }
         }

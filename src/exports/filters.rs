@@ -7,7 +7,8 @@ use std::ptr;
 use libc::size_t;
 
 use super::super::args::{array, bytes, results_may_match, zeroed, Keys};
-use super::super::ops::{self, policy_of, Asker};
+use super::super::ops;
+use super::super::registry::policy_of;
 use super::super::{guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, MATCH_ALL_FILTER};
 
@@ -93,13 +94,19 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match(
     guard(
         || 1,
         || {
-            // SAFETY: the caller's promises about the key's and the filter's bytes.
-            let (Some(key), Some(filter)) =
-                (unsafe { (bytes(key, length), bytes(filter, filter_length)) })
-            else {
+            // SAFETY: the caller's promises about the policy, the key's and the
+            // filter's bytes.
+            let checked = unsafe {
+                (
+                    policy_of(policy),
+                    bytes(key, length),
+                    bytes(filter, filter_length),
+                )
+            };
+            let (Some(policy), Some(key), Some(filter)) = checked else {
                 return 1;
             };
-            ops::key_may_match(Asker::Handle(policy), key, filter).into()
+            ops::key_may_match(policy, key, filter).into()
         },
     )
 }

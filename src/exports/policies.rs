@@ -4,8 +4,8 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
-use super::super::ops::policy_of;
-use super::super::{c_text, dropin, guard, leveldb_filterpolicy_t};
+use super::super::registry::policy_of;
+use super::super::{c_text, dropin, guard, leveldb_filterpolicy_t, simd};
 use bloom::{BloomFilterPolicy, Format};
 
 /// Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
@@ -129,12 +129,12 @@ pub extern "C" fn leveldb_bloom_version() -> *const c_char {
 /// and when building filters: `"avx512"`, `"avx2"` or `"scalar"`, a static string.
 ///
 /// It is the best the CPU has, unless the environment variable `LEVELDB_BLOOM_SIMD`
-/// (read once, at the first use) names a lower level: `scalar`, `avx2` or `avx512`.
-/// A level the CPU lacks gives the best one below it; other values are ignored. Every
-/// level gives the same results.
+/// (read once, as the library starts; ignored in a setuid or setgid process) names a
+/// lower level: `scalar`, `avx2` or `avx512`. A level the CPU lacks gives the best
+/// one below it; other values are ignored. Every level gives the same results.
 #[no_mangle]
 pub extern "C" fn leveldb_bloom_simd_level() -> *const c_char {
-    guard(ptr::null, || c_text::simd_level().as_ptr())
+    guard(ptr::null, || c_text::simd_level(simd::level()).as_ptr())
 }
 
 /// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own

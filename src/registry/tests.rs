@@ -18,16 +18,10 @@ fn register_lookup_unregister() {
     let mut b = PolicyState::new(BloomFilterPolicy::new(20)).unwrap();
     let (pa, pb): (*mut PolicyState, *mut PolicyState) = (&mut *a, &mut *b);
     assert!(!registry.ever_registered());
-    assert!(registry.register(pa as usize, pa, Format::Current));
-    assert!(registry.register(0x1000, pb, Format::Current));
-    assert!(
-        !registry.register(0x1000, pb, Format::Current),
-        "registered twice"
-    );
-    assert!(
-        !registry.register(FREE, pb, Format::Current),
-        "0 is no handle"
-    );
+    assert!(registry.register(pa as usize, pa));
+    assert!(registry.register(0x1000, pb));
+    assert!(!registry.register(0x1000, pb), "registered twice");
+    assert!(!registry.register(FREE, pb), "0 is no handle");
     assert_eq!(registry.lookup(pa as usize), Some(pa));
     assert_eq!(registry.lookup(0x1000), Some(pb));
     assert_eq!(registry.lookup(0x2000), None);
@@ -40,28 +34,22 @@ fn register_lookup_unregister() {
     assert!(registry.ever_registered());
 }
 
-/// The handle registered last is the last current one exactly while it is
-/// registered and its policy current; a legacy handle ends "all current".
+/// The handle registered last is found without a search, and only while it is
+/// registered; the others are found by searching.
 #[test]
-fn last_current_is_the_last_registered_current_handle() {
+fn the_last_handle_is_found_while_registered() {
     let registry = registry();
-    let policy = std::ptr::dangling_mut::<PolicyState>();
-    let (first, second, legacy) = (0xc0_0000_0010, 0xc0_0000_0020, 0xc0_0000_0030);
-    assert!(!registry.is_last_current(FREE));
-    assert!(registry.register(first, policy, Format::Current));
-    assert!(registry.is_last_current(first));
-    assert!(registry.register(second, policy, Format::Current));
-    assert!(registry.is_last_current(second) && !registry.is_last_current(first));
-    assert!(registry.all_current());
-    assert!(registry.register(legacy, policy, Format::Legacy));
-    assert!(!registry.is_last_current(legacy) && !registry.is_last_current(second));
-    assert!(!registry.all_current());
-    assert!(registry.register(first + 0x100, policy, Format::Current));
-    assert_eq!(registry.unregister(first + 0x100), Some(policy));
-    assert!(
-        !registry.is_last_current(first + 0x100),
-        "cleared when unregistered"
-    );
+    let [a, b] = [1usize, 2].map(|i| (i * 0x40) as *mut PolicyState);
+    let (first, second) = (0xc0_0000_0010, 0xc0_0000_0020);
+    assert_eq!(registry.lookup(first), None);
+    assert!(registry.register(first, a));
+    assert_eq!(registry.lookup(first), Some(a));
+    assert!(registry.register(second, b));
+    assert_eq!(registry.lookup(second), Some(b));
+    assert_eq!(registry.lookup(first), Some(a));
+    assert_eq!(registry.unregister(second), Some(b));
+    assert_eq!(registry.lookup(second), None, "forgotten when unregistered");
+    assert_eq!(registry.lookup(first), Some(a));
 }
 
 /// Growth, and back-shift deletion among colliding handles: every handle stays
@@ -73,7 +61,7 @@ fn grows_and_deletes_without_losing_entries() {
     // Handles far apart in memory but often sharing a home slot.
     let handles: Vec<usize> = (1..=5_000usize).map(|i| 0x10_0000 + (i << 20)).collect();
     for &h in &handles {
-        assert!(registry.register(h, policy, Format::Current));
+        assert!(registry.register(h, policy));
     }
     for (i, &h) in handles.iter().enumerate() {
         if i % 3 == 0 {
@@ -106,7 +94,7 @@ fn lookups_during_writes_see_every_live_handle() {
     let kept_address = kept as usize;
     let stays: Vec<usize> = (1..=64usize).map(|i| 0x7000_0000 + (i << 12)).collect();
     for &h in &stays {
-        assert!(registry.register(h, kept, Format::Current));
+        assert!(registry.register(h, kept));
     }
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -125,7 +113,7 @@ fn lookups_during_writes_see_every_live_handle() {
                 .map(|i| 0x9000_0000 + ((round * 2_000 + i) << 12))
                 .collect();
             for &h in &churn {
-                assert!(registry.register(h, other, Format::Current));
+                assert!(registry.register(h, other));
             }
             for &h in &churn {
                 assert_eq!(registry.unregister(h), Some(other));

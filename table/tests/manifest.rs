@@ -58,12 +58,22 @@ fn database(name: &str) -> (Scratch, Vec<(usize, u64, u64)>) {
         .output()
         .unwrap();
     assert!(status.status.success());
-    // More writes after the compactions, each flush spanning the whole key range: so
-    // tables at level 0 too, and a MANIFEST of many edits.
+    // More writes after the compactions, each flush spanning the whole key range: a
+    // MANIFEST of many edits. Then the database is brought to rest before LevelDB
+    // lists its tables, so that no flush or compaction running in the background
+    // can change the MANIFEST between the listing and `close()`: a full compaction
+    // (which flushes the memtable and waits), then three flushes of a few keys across
+    // the whole range, each made and waited for by `compact_range` over a range no
+    // table holds. They give level 0 (or 1) fewer tables than LevelDB compacts at
+    // (4), so nothing more is scheduled.
     let listing = python(
         "import plyvel, sys\n\
          db = plyvel.DB(sys.argv[1], write_buffer_size=64 << 10)\n\
          for i in range(1800):\n    db.put(bytes([i * 7 % 256]) + b' late %06d' % i, b'v' * 100)\n\
+         db.compact_range()\n\
+         for r in range(3):\n    \
+             for i in range(50):\n        db.put(bytes([i * 5]) + b' last %d %02d' % (r, i), b'v' * 100)\n    \
+             db.compact_range(start=b'\\xff\\xff', stop=b'\\xff\\xff\\xff')\n\
          print(db.get_property(b'leveldb.sstables').decode())\n\
          db.close()\n",
         &dir.0,

@@ -184,7 +184,21 @@ impl<'a> Filter<'a> {
     where
         T: From<bool>,
     {
-        self.may_contain_each_at(batch::EachKey(keys), results, SimdLevel::active())
+        self.may_contain_each_at(keys, results, SimdLevel::best())
+    }
+
+    /// [`may_contain_each`](Self::may_contain_each), hashing keys at `level` (see
+    /// [`SimdLevel`]); the same answers at every level.
+    pub fn may_contain_each_at<'k, T>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        results: &mut [T],
+        level: SimdLevel,
+    ) -> usize
+    where
+        T: From<bool>,
+    {
+        self.batch_at(batch::EachKey(keys), results, level)
     }
 
     /// [`may_contain_batch`](Self::may_contain_batch) for keys of one length given
@@ -197,12 +211,29 @@ impl<'a> Filter<'a> {
     where
         T: From<bool>,
     {
+        self.may_contain_same_length_at(keys, results, SimdLevel::best())
+    }
+
+    /// [`may_contain_same_length`](Self::may_contain_same_length), hashing keys at
+    /// `level` (see [`SimdLevel`]); the same answers at every level.
+    ///
+    /// # Panics
+    /// If `results` is not as long as `keys`.
+    pub fn may_contain_same_length_at<T>(
+        &self,
+        keys: SameLengthKeys<'_>,
+        results: &mut [T],
+        level: SimdLevel,
+    ) -> usize
+    where
+        T: From<bool>,
+    {
         assert_eq!(keys.len(), results.len(), "one result per key");
-        self.may_contain_each_at(keys, results, SimdLevel::active())
+        self.batch_at(keys, results, level)
     }
 
     /// The batch query at a given SIMD level; returns how many answers are "absent".
-    pub(crate) fn may_contain_each_at<'k, T>(
+    pub(crate) fn batch_at<'k, T>(
         &self,
         keys: impl batch::BatchKeys<'k>,
         results: &mut [T],

@@ -186,7 +186,7 @@ fn every_level_answers_batches_as_one_key_at_a_time() {
                     let keys = &queries[start..(start + window).min(queries.len())];
                     let results = &mut results[..keys.len()];
                     let slices = keys.iter().map(|key| key.as_slice());
-                    reader.may_contain_each_at(batch::EachKey(slices), results, level);
+                    reader.batch_at(batch::EachKey(slices), results, level);
                     let expected = &expected[start..start + keys.len()];
                     assert!(
                         results

@@ -86,31 +86,3 @@ fn store(out: &mut [u32], v: V) {
     // stores are allowed.
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
 }
-
-impl Avx512 {
-    /// [`all_of_length`](crate::simd::all_of_length) at this level.
-    pub(super) fn all_of_length(self, starts: &[*const u8], lengths: &[usize], len: usize) -> bool {
-        // SAFETY: this level's value is made only where detection found AVX-512 F.
-        unsafe { all_of_length(starts, lengths, len) }
-    }
-}
-
-/// Eight starts or lengths (64 bits each) at a time.
-#[target_feature(enable = "avx512f")]
-fn all_of_length(starts: &[*const u8], lengths: &[usize], len: usize) -> bool {
-    let wanted = _mm512_set1_epi64(len as i64);
-    let mut bad: __mmask8 = 0;
-    let mut starts_8 = starts.chunks_exact(8);
-    let mut lengths_8 = lengths.chunks_exact(8);
-    for (starts, lengths) in (&mut starts_8).zip(&mut lengths_8) {
-        // SAFETY: reads the 64 bytes of each chunk; unaligned loads are allowed.
-        let (starts, lengths) = unsafe {
-            (
-                _mm512_loadu_si512(starts.as_ptr().cast()),
-                _mm512_loadu_si512(lengths.as_ptr().cast()),
-            )
-        };
-        bad |= _mm512_cmpneq_epi64_mask(lengths, wanted) | _mm512_testn_epi64_mask(starts, starts);
-    }
-    bad == 0 && crate::simd::scalar::all_of_length(starts_8.remainder(), lengths_8.remainder(), len)
-}

@@ -257,13 +257,13 @@ fn lane_pairs(v: V) -> [u64; LANES / 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simd::level::{Name, SimdLevel, Vector};
+    use crate::simd::level::{Name, Vector};
     use crate::test_random::random;
 
     /// The AVX-512 level, or `None` (the test skipped, and said so) on a CPU without it.
     fn avx512() -> Option<Avx512> {
-        match Name::Avx512.detect() {
-            Some(SimdLevel::Vector(Vector::Avx512(level))) => Some(level),
+        match Name::Avx512.detect().and_then(|level| level.vector()) {
+            Some(Vector::Avx512(level)) => Some(level),
             _ => {
                 eprintln!("skipped: this CPU has no AVX-512");
                 None

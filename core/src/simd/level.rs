@@ -1,20 +1,40 @@
-//! Which instruction set hashes keys in bulk. A vector level is a
-//! value that only CPU feature detection makes, so holding one proves the CPU has
-//! its features: the kernels compiled for them are called only through it.
+//! Which instruction set hashes keys in bulk. A level is a value that only CPU
+//! feature detection makes, so holding one proves the CPU has its features: the
+//! kernels compiled for them are called only through it.
 //!
-//! The level in use is the best the CPU has, or the one `LEVELDB_BLOOM_SIMD` asks for
-//! (`scalar`, `avx2` or `avx512`; read at the first call that needs it), so that
-//! every path can be run and tested on a machine that has them all. A level the CPU
-//! lacks falls back to the best one below it; any other value is ignored.
+//! The caller chooses the level: [`SimdLevel::best`], the best the CPU has (the
+//! default), or [`SimdLevel::up_to`] a named one, so that every path can be run and
+//! tested on a machine that has them all. The crate keeps no level of its own and
+//! reads no environment.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-
-/// The environment variable that forces a level.
-const LEVEL_VARIABLE: &str = "LEVELDB_BLOOM_SIMD";
-
-/// How keys are hashed in bulk.
+/// An instruction set this CPU has for hashing keys in bulk, when building filters
+/// and in batch queries: `scalar`, `avx2` (8 keys at once) or `avx512` (16). Every
+/// level gives the same bytes and the same answers; the best is the fastest.
+///
+/// ```
+/// use leveldb_bloom::{BloomFilterPolicy, SimdLevel};
+///
+/// let policy = BloomFilterPolicy::new(10);
+/// let keys = ["hello", "world"];
+/// let mut scalar = vec![0; policy.filter_len(keys.len()).unwrap()];
+/// policy.write_filter_at(keys, &mut scalar, SimdLevel::up_to("scalar").unwrap())?;
+/// assert_eq!(scalar, policy.build_filter(keys));
+/// assert_eq!(SimdLevel::up_to("scalar").unwrap().name(), "scalar");
+/// assert!(SimdLevel::up_to("sse9").is_none());
+/// # Ok::<(), leveldb_bloom::WrongFilterLength>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SimdLevel {
+pub struct SimdLevel(Level);
+
+/// The best level this CPU has.
+impl Default for SimdLevel {
+    fn default() -> Self {
+        Self::best()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
     Scalar,
     Vector(Vector),
 }
@@ -38,7 +58,7 @@ pub(crate) struct Avx2(());
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Avx512(());
 
-/// The levels' names as `LEVELDB_BLOOM_SIMD` spells them, lowest first.
+/// The levels' names ([`SimdLevel::name`]), lowest first.
 pub const SIMD_LEVELS: [&str; 3] = ["scalar", "avx2", "avx512"];
 
 /// The levels by name, lowest first (in [`SIMD_LEVELS`]' order).
@@ -52,7 +72,7 @@ pub(crate) enum Name {
 impl Name {
     pub(crate) const ALL: [Self; 3] = [Self::Scalar, Self::Avx2, Self::Avx512];
 
-    /// The name as `LEVELDB_BLOOM_SIMD` spells it.
+    /// The name, as [`SimdLevel::name`] spells it.
     pub(crate) fn as_str(self) -> &'static str {
         SIMD_LEVELS[self as usize]
     }
@@ -60,7 +80,7 @@ impl Name {
     /// The level of this name, if the CPU has its features.
     pub(crate) fn detect(self) -> Option<SimdLevel> {
         let vector = match self {
-            Self::Scalar => return Some(SimdLevel::Scalar),
+            Self::Scalar => return Some(SimdLevel(Level::Scalar)),
             #[cfg(target_arch = "x86_64")]
             Self::Avx2 => is_x86_feature_detected!("avx2").then_some(Vector::Avx2(Avx2(()))),
             #[cfg(target_arch = "x86_64")]
@@ -70,55 +90,45 @@ impl Name {
             #[cfg(not(target_arch = "x86_64"))]
             Self::Avx2 | Self::Avx512 => None,
         };
-        vector.map(SimdLevel::Vector)
+        vector.map(|vector| SimdLevel(Level::Vector(vector)))
     }
 }
 
 impl SimdLevel {
-    pub(crate) fn name(self) -> Name {
-        match self {
-            Self::Scalar => Name::Scalar,
+    /// The best level this CPU has: what every function without a level uses.
+    pub fn best() -> Self {
+        Self::best_up_to(Name::Avx512)
+    }
+
+    /// The best level this CPU has at or below the level named `name` (one of
+    /// [`SIMD_LEVELS`]), or `None` for any other name: a level the CPU lacks gives
+    /// the best one below it.
+    pub fn up_to(name: &str) -> Option<Self> {
+        let ceiling = Name::ALL.into_iter().find(|level| level.as_str() == name)?;
+        Some(Self::best_up_to(ceiling))
+    }
+
+    /// The level's name, one of [`SIMD_LEVELS`].
+    pub fn name(self) -> &'static str {
+        self.id().as_str()
+    }
+
+    pub(crate) fn id(self) -> Name {
+        match self.0 {
+            Level::Scalar => Name::Scalar,
             #[cfg(target_arch = "x86_64")]
-            Self::Vector(Vector::Avx2(_)) => Name::Avx2,
+            Level::Vector(Vector::Avx2(_)) => Name::Avx2,
             #[cfg(target_arch = "x86_64")]
-            Self::Vector(Vector::Avx512(_)) => Name::Avx512,
+            Level::Vector(Vector::Avx512(_)) => Name::Avx512,
         }
     }
 
     /// The vector instruction set, if the level has one.
     pub(crate) fn vector(self) -> Option<Vector> {
-        match self {
-            Self::Scalar => None,
-            Self::Vector(vector) => Some(vector),
+        match self.0 {
+            Level::Scalar => None,
+            Level::Vector(vector) => Some(vector),
         }
-    }
-
-    /// The level in use, the same for the whole process. Kept in an atomic rather
-    /// than a `OnceLock`: threads that ask first all compute the same answer and
-    /// none waits for another, so a child forked while one was computing it never
-    /// waits for a thread it does not have.
-    pub(crate) fn active() -> Self {
-        /// `UNKNOWN`, or the active level's index in [`Name::ALL`].
-        static ACTIVE: AtomicU8 = AtomicU8::new(UNKNOWN);
-        const UNKNOWN: u8 = u8::MAX;
-        let known = ACTIVE.load(Ordering::Relaxed);
-        if let Some(level) = Name::ALL
-            .get(usize::from(known))
-            .and_then(|name| name.detect())
-        {
-            return level;
-        }
-        let requested = std::env::var_os(LEVEL_VARIABLE);
-        let requested = requested.as_ref().map(|value| value.as_encoded_bytes());
-        let ceiling = Name::ALL
-            .into_iter()
-            .find(|name| requested == Some(name.as_str().as_bytes()))
-            .unwrap_or(Name::Avx512);
-        let level = Self::best_up_to(ceiling);
-        if let Some(index) = Name::ALL.iter().position(|name| *name == level.name()) {
-            ACTIVE.store(index as u8, Ordering::Relaxed);
-        }
-        level
     }
 
     /// The best level the CPU has at or below `ceiling`.
@@ -128,7 +138,7 @@ impl SimdLevel {
             .rev()
             .filter(|name| *name <= ceiling)
             .find_map(Name::detect)
-            .unwrap_or(Self::Scalar)
+            .unwrap_or(Self(Level::Scalar))
     }
 
     /// Every level the CPU has, lowest first; says on stderr which it lacks (for
@@ -155,13 +165,18 @@ mod tests {
 
     #[test]
     fn levels_fall_back_to_what_the_cpu_has() {
-        assert_eq!(SimdLevel::best_up_to(Name::Scalar), SimdLevel::Scalar);
+        assert_eq!(SimdLevel::up_to("scalar"), Some(SimdLevel(Level::Scalar)));
         for ceiling in Name::ALL {
-            let chosen = SimdLevel::best_up_to(ceiling);
-            assert!(chosen.name() <= ceiling);
-            assert_eq!(chosen.name().detect(), Some(chosen));
+            let chosen = SimdLevel::up_to(ceiling.as_str()).unwrap();
+            assert!(chosen.id() <= ceiling);
+            assert_eq!(chosen.id().detect(), Some(chosen));
         }
-        let active = SimdLevel::active();
-        assert_eq!(active.name().detect(), Some(active));
+        let best = SimdLevel::best();
+        assert_eq!(best.id().detect(), Some(best));
+        assert_eq!(SimdLevel::default(), best);
+        assert_eq!(SimdLevel::up_to("avx512"), Some(best));
+        for other in ["", "AVX2", "sse9", "avx2 "] {
+            assert_eq!(SimdLevel::up_to(other), None, "{other:?}");
+        }
     }
 }

@@ -20,13 +20,3 @@ pub(crate) unsafe fn same_length(starts: &[*const u8], len: usize, out: &mut [u3
         *h = bloom_hash(unsafe { std::slice::from_raw_parts(start, len) });
     }
 }
-
-/// Whether every key has `len` bytes and none starts at NULL.
-pub(crate) fn all_of_length(starts: &[*const u8], lengths: &[usize], len: usize) -> bool {
-    // One pass with no early exit, so that it is a few vector instructions a key.
-    let keys = starts.iter().zip(lengths);
-    let (other_lengths, nulls) = keys.fold((0, 0), |(other, nulls), (&start, &length)| {
-        (other | (length ^ len), nulls + usize::from(start.is_null()))
-    });
-    other_lengths == 0 && nulls == 0
-}
