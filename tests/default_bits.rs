@@ -361,11 +361,16 @@ fn a_setuid_program_ignores_the_variable() {
     std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let program = scratch.dir().join("default_options_program");
     std::fs::copy(&linked, &program).unwrap();
+    // nobody may not enter the checkout (a clone in a 0700 directory): the plain run
+    // finds a copy of the library here; the setuid one, which ignores
+    // LD_LIBRARY_PATH, through its rpath, as root.
+    std::fs::copy(common::lib_path(), scratch.dir().join(common::SONAME)).unwrap();
     let said = |db: &str| {
         let output = common::command("setpriv")
             .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
             .arg(&program)
             .args(["write", scratch.dir().join(db).to_str().unwrap(), "100"])
+            .env("LD_LIBRARY_PATH", scratch.dir())
             .env(VARIABLE, "ten")
             .output()
             .unwrap();
