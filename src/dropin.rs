@@ -31,6 +31,20 @@ use string_abi::{StringAbi, Survey};
 
 pub(crate) use objects::{acquire_walks_for_fork, release_walks_after_fork};
 
+/// The file name and load offset of each loaded library (the program left out), in
+/// the loader's order, read by the one walk of the loaded objects (fork-safe, no
+/// loader call inside it), for callers that then ask the loader about each.
+pub(crate) fn loaded_libraries() -> Vec<(std::ffi::CString, usize)> {
+    let mut libraries = Vec::new();
+    objects::each_object(|object, _| {
+        if !object.name().is_empty() {
+            libraries.push((object.name().to_owned(), object.load_offset()));
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    libraries
+}
+
 /// What the C++ object calls, with the `*const PolicyState` it was made with as `state`.
 /// Mirrors `leveldb_bloom_policy_calls` in `filter_policy.cc`.
 #[repr(C)]

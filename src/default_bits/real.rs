@@ -4,7 +4,9 @@
 //! in the caller's own scope (the object its call returns to, and that object's
 //! dependencies), then in any loaded object that defines it. Never this library's.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_void, CStr};
+
+use crate::dropin::loaded_libraries;
 use std::ptr;
 
 /// The object `address` lies in: its `Dl_info`, if it lies in one.
@@ -95,45 +97,20 @@ pub(super) fn definition(
 }
 
 /// `name` as defined by the first loaded object (other than this library) whose own
-/// scope binds it to its own definition, other than `exclude`.
+/// scope binds it to its own definition, other than `exclude`. The objects are
+/// listed first (`dropin::loaded_libraries`), and the loader asked about each after
+/// the walk: `dlopen` and `dlsym` inside `dl_iterate_phdr`'s callback would take the
+/// loader's lock under the list's, the reverse of `dlopen`'s order.
 fn defined_by_a_loaded_object(name: &CStr, exclude: *const c_void) -> Option<*const c_void> {
-    struct Search<'a> {
-        name: &'a CStr,
-        exclude: *const c_void,
-        found: *const c_void,
-    }
-    unsafe extern "C" fn visit(
-        info: *mut libc::dl_phdr_info,
-        _: usize,
-        data: *mut c_void,
-    ) -> c_int {
-        // SAFETY: dl_iterate_phdr passes a valid info and our `Search`.
-        let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
-        // SAFETY: the loader's NUL-terminated name of the object, if any.
-        if info.dlpi_name.is_null() || unsafe { *info.dlpi_name } == 0 {
-            return 0;
-        }
-        let Some(handle) = Handle::of_loaded(info.dlpi_name) else {
-            return 0;
-        };
-        let found = handle.symbol(search.name);
-        let own = object_base(found) == Some(info.dlpi_addr as usize)
-            && found != search.exclude
-            && !in_this_library(found);
-        if own {
-            search.found = found;
-        }
-        c_int::from(own)
-    }
-    let mut search = Search {
-        name,
-        exclude,
-        found: ptr::null(),
-    };
-    // SAFETY: `visit` only reads what the loader passes and writes `search`, which
-    // outlives the call.
-    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut search).cast()) };
-    (!search.found.is_null()).then_some(search.found)
+    loaded_libraries()
+        .into_iter()
+        .find_map(|(library, load_offset)| {
+            let found = Handle::of_loaded(library.as_ptr())?.symbol(name);
+            let own = object_base(found) == Some(load_offset)
+                && found != exclude
+                && !in_this_library(found);
+            own.then_some(found)
+        })
 }
 
 /// `name` as defined in the object `address` lies in (not through another object).

@@ -141,6 +141,11 @@ impl Object<'_> {
         }
     }
 
+    /// The difference between the object's addresses in memory and in its file.
+    pub(super) fn load_offset(&self) -> usize {
+        self.info.dlpi_addr as usize
+    }
+
     /// Objects added to the process so far, and removed: they change together with
     /// the list of loaded objects.
     pub(super) fn generation(&self) -> (u64, u64) {
