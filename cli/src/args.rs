@@ -25,6 +25,9 @@ pub enum Policy {
     Leveldb,
     /// The legacy name (`leveldb.BuiltinBloomFilter`), as goleveldb reads it.
     Legacy,
+    /// The legacy name read with the signed hash, as HyperLevelDB and LevelDB
+    /// before 1.18 on x86 read it.
+    LegacySigned,
     /// No filter policy: every table LevelDB looks in costs a block read.
     None,
 }

@@ -25,6 +25,8 @@ use crate::hex::hex;
 pub struct Reader {
     /// The policy's name: LevelDB reads only the filter block `filter.` + name.
     pub policy_name: Option<&'static str>,
+    /// How the policy's hash reads a key's 1–3 tail bytes.
+    pub tail_bytes: TailBytes,
 }
 
 /// What the filter LevelDB consults for the key's block answered.
@@ -246,7 +248,10 @@ pub fn get_in_table<R: ReadAt + ?Sized>(
                         step.no_filter =
                             Some(format!("LevelDB ignores the filter block: {}", e.kind()))
                     }
-                    Ok(filters) => step.filter = Some(filter_step(&filters, handle.offset, key)),
+                    Ok(filters) => {
+                        step.filter =
+                            Some(filter_step(&filters, handle.offset, key, reader.tail_bytes))
+                    }
                 }
             }
         },
@@ -300,7 +305,12 @@ fn missing_filter_reason<R: ReadAt + ?Sized>(
 }
 
 /// LevelDB's `FilterBlockReader::KeyMayMatch` for the block at `block_offset`.
-fn filter_step(filters: &FilterBlock, block_offset: u64, key: &[u8]) -> FilterStep {
+fn filter_step(
+    filters: &FilterBlock,
+    block_offset: u64,
+    key: &[u8],
+    tail_bytes: TailBytes,
+) -> FilterStep {
     let index = filters.index_of(block_offset);
     let mut step = FilterStep {
         index,
@@ -321,7 +331,7 @@ fn filter_step(filters: &FilterBlock, block_offset: u64, key: &[u8]) -> FilterSt
         Lookup::Filter(bytes) => {
             step.policy_asked = true;
             let filter = Filter::new(bytes);
-            let h = bloom_hash_with(key, TailBytes::Unsigned);
+            let h = bloom_hash_with(key, tail_bytes);
             step.k = bytes.last().copied();
             step.bits = Some(8 * bytes.len().saturating_sub(1) as u64);
             if !filter.may_contain_hash(h) {

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
+use leveldb_bloom::hash::TailBytes;
 
 use crate::args::Policy;
 use crate::exit::UsageError;
@@ -72,6 +73,10 @@ fn explain_all(
     }
     let reader = explain::Reader {
         policy_name: policy_name(policy),
+        tail_bytes: match policy {
+            Policy::LegacySigned => TailBytes::Signed,
+            _ => TailBytes::Unsigned,
+        },
     };
     let mut in_log = if log {
         Some(log_keys::newest_in_logs(path, &version, keys)?)
@@ -92,7 +97,7 @@ fn explain_all(
 fn policy_name(policy: Policy) -> Option<&'static str> {
     match policy {
         Policy::Leveldb => Some(leveldb_bloom::POLICY_NAME),
-        Policy::Legacy => Some(leveldb_bloom::LEGACY_POLICY_NAME),
+        Policy::Legacy | Policy::LegacySigned => Some(leveldb_bloom::LEGACY_POLICY_NAME),
         Policy::None => None,
     }
 }

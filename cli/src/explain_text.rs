@@ -11,14 +11,14 @@ use crate::explain::{KeyExplained, Step};
 /// filter at all.
 pub fn reader_line(policy: Policy) -> String {
     match policy {
-        Policy::Leveldb | Policy::Legacy => format!(
+        Policy::Leveldb | Policy::Legacy | Policy::LegacySigned => format!(
             "reader: a program that opens the database with a bloom filter policy \
              (--policy {}); one with none (LevelDB's default options, plyvel's \
              bloom_filter_bits=0) reads no filter: --policy none\n",
-            if policy == Policy::Leveldb {
-                "leveldb"
-            } else {
-                "legacy"
+            match policy {
+                Policy::Leveldb => "leveldb",
+                Policy::Legacy => "legacy",
+                _ => "legacy-signed",
             }
         ),
         Policy::None => "reader: a program that opens the database with no filter policy \

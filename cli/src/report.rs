@@ -149,6 +149,12 @@ impl Report {
                     t.file, t.missed_by_old_x86_leveldb
                 ));
             }
+            if t.missed_by_unsigned_readers > 0 {
+                self.notes.push(format!(
+                    "{}: its filters hold the signed hash (HyperLevelDB, LevelDB before 1.18 on x86), checked with it; goleveldb (unsigned hash) would miss {} keys",
+                    t.file, t.missed_by_unsigned_readers
+                ));
+            }
         }
     }
 

@@ -287,6 +287,11 @@ fn explain_in(bytes: &[u8]) {
         let mut step = skipped(std::path::Path::new("fuzz"), &live);
         let reader = Reader {
             policy_name: Some(policy),
+            tail_bytes: if policy == leveldb_bloom::LEGACY_POLICY_NAME {
+                leveldb_bloom::hash::TailBytes::Signed
+            } else {
+                leveldb_bloom::hash::TailBytes::Unsigned
+            },
         };
         let _ = get_in_table(bytes, reader, key, &lookup, &mut step);
     }
