@@ -62,11 +62,20 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
     }
 
     /// Basho's when the metaindex names a `stats.sst1` block (Basho's table builder
-    /// always writes one), else LevelDB's. A metaindex that cannot be read says
-    /// LevelDB's: reading it fails again, with its error, where it is needed.
+    /// always writes one), else LevelDB's. The metaindex is compressed as the data
+    /// blocks are: one of type 2 that starts with neither a zstd frame nor a zlib
+    /// header (told by its first bytes, no decoder run) can only be Basho's LZ4, and
+    /// is read so. A metaindex that cannot be read says LevelDB's: reading it fails
+    /// again, with its error, where it is needed.
     fn detect_family(&self) -> Family {
+        let metaindex = match self.block_of(self.metaindex, Family::Leveldb) {
+            Err(e) if matches!(e.kind(), ErrorKind::CompressionTwoUnrecognised) => {
+                self.block_of(self.metaindex, Family::Basho)
+            }
+            read => read,
+        };
         let mut basho = false;
-        let _ = self.block(self.metaindex).and_then(|metaindex| {
+        let _ = metaindex.and_then(|metaindex| {
             each_entry(&metaindex, self.metaindex.offset, |key, _| {
                 basho |= key == BASHO_STATS;
                 Ok(())
@@ -98,10 +107,15 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
 
     /// A block's contents: checksum verified, decompressed.
     pub fn block(&self, handle: BlockHandle) -> Result<Vec<u8>> {
+        self.block_of(handle, self.family)
+    }
+
+    /// A block's contents, its compression id read as `family` writes it.
+    fn block_of(&self, handle: BlockHandle, family: Family) -> Result<Vec<u8>> {
         let mut raw = Vec::new();
         self.read_run(handle, handle, &mut raw)?;
         let mut contents = Vec::new();
-        decode_block(raw, handle, self.family, &mut contents)?;
+        decode_block(raw, handle, family, &mut contents)?;
         Ok(contents)
     }
 
