@@ -13,6 +13,7 @@
 #include "check.h"
 #include "load_ours.h"
 
+#include <leveldb/filter_policy.h>
 #include <leveldb/slice.h>
 
 #include <climits>
@@ -152,6 +153,16 @@ void key_may_match_rows(const Handle& handle) {
   CHECK_THAT(match(handle.policy, "k", 1, nullptr, 0) == 0, "key_may_match: filter NULL with length 0 gives 0, as LevelDB's empty filter" + at);
   CHECK_THAT(match(handle.policy, "k", SIZE_MAX, no_key.data(), no_key.size()) == 1, "key_may_match: key length above PTRDIFF_MAX gives 1" + at);
   CHECK_THAT(match(handle.policy, "k", 1, no_key.data(), SIZE_MAX) == 1, "key_may_match: filter length above PTRDIFF_MAX gives 1" + at);
+
+  /* The object's KeyMayMatch, as LevelDB's code calls it, takes LevelDB's slices
+     unchecked; a slice of no address and no bytes is still the empty key, or filter. */
+  const auto* object = reinterpret_cast<const leveldb::FilterPolicy*>(handle.policy);
+  const leveldb::Slice nothing(nullptr, 0);
+  const std::string empty_key_filter = leveldb_filter(10, {""});
+  CHECK_THAT(object->KeyMayMatch(nothing, empty_key_filter), "KeyMayMatch: a NULL slice of length 0 is the empty key, found" + at);
+  CHECK_THAT(object->KeyMayMatch(nothing, no_key) == leveldb_policy->KeyMayMatch(nothing, no_key),
+      "KeyMayMatch: a NULL slice of length 0 is the empty key, as LevelDB answers it" + at);
+  CHECK_THAT(!object->KeyMayMatch("k", nothing), "KeyMayMatch: a NULL filter of length 0 gives 0, as LevelDB's empty filter" + at);
 }
 
 /* Filters of every length 0..=300 of random bytes, with a random last (k) byte and

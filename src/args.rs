@@ -48,14 +48,25 @@ pub(crate) struct Slice {
     pub(crate) size: size_t,
 }
 
-/// The bytes of the slice at `slice`; `None` if its data is NULL with a non-zero
-/// size.
+/// The bytes of the slice at `slice`, handed over by LevelDB's code to the policy
+/// object, which trusts it as LevelDB's own policy does: no check but the one a
+/// slice needs, an empty one having no address to read (LevelDB's are never NULL,
+/// a program's `Slice(nullptr, 0)` may be).
 ///
 /// # Safety
 /// `slice` must be readable, and its data valid for reads of its size, for `'a`.
-pub(crate) unsafe fn slice_bytes<'a>(slice: *const Slice) -> Option<&'a [u8]> {
+#[inline(always)]
+pub(crate) unsafe fn leveldb_slice<'a>(slice: *const Slice) -> &'a [u8] {
     // SAFETY: the caller's promise.
-    unsafe { bytes((*slice).data, (*slice).size) }
+    let (data, size) = unsafe { ((*slice).data, (*slice).size) };
+    let data = if size == 0 {
+        std::ptr::NonNull::dangling().as_ptr()
+    } else {
+        data.cast::<u8>()
+    };
+    // SAFETY: non-NULL and aligned (dangling only for no bytes at all), and readable
+    // for `size` bytes per the caller; a readable object is within isize::MAX bytes.
+    unsafe { std::slice::from_raw_parts(data, size) }
 }
 
 /// The bytes of the `num_keys` slices at `keys`; `None` if the array is NULL while

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use libc::size_t;
 
-use super::args::{slice_bytes, slices, Slice};
+use super::args::{leveldb_slice, slices, Slice};
 use super::ops;
 use super::registry::{PolicyState, REGISTRY};
 use super::stats_report::write_unblocked;
@@ -55,7 +55,7 @@ struct Calls {
     filter_length: unsafe extern "C" fn(*const c_void, c_int) -> size_t,
     write_filter:
         unsafe extern "C" fn(*const c_void, *const Slice, c_int, *mut c_char, size_t) -> size_t,
-    key_may_match: unsafe extern "C" fn(*const c_void, *const Slice, *const Slice) -> u8,
+    key_may_match: unsafe extern "C" fn(*const c_void, *const Slice, *const Slice) -> bool,
 }
 
 static CALLS: Calls = Calls {
@@ -280,25 +280,23 @@ unsafe extern "C" fn write_filter(
     written.unwrap_or_else(|| ops::write_match_all(out))
 }
 
-/// `KeyMayMatch`.
+/// `KeyMayMatch`, on the slices LevelDB's code hands the object: trusted as
+/// LevelDB's own policy trusts them (the C API's checks are for C callers).
 ///
 /// # Safety
-/// Called by a live object with its state and two readable slices.
+/// Called by a live object with its state and two slices, each readable for its size.
 unsafe extern "C" fn key_may_match(
     state: *const c_void,
     key: *const Slice,
     filter: *const Slice,
-) -> u8 {
+) -> bool {
     guard(
-        || 1,
+        || true,
         || {
             // SAFETY: the caller's promises.
             let (policy, key, filter) =
-                unsafe { (policy(state), slice_bytes(key), slice_bytes(filter)) };
-            let (Some(key), Some(filter)) = (key, filter) else {
-                return 1;
-            };
-            ops::key_may_match(policy, key, filter).into()
+                unsafe { (policy(state), leveldb_slice(key), leveldb_slice(filter)) };
+            ops::key_may_match(policy, key, filter)
         },
     )
 }

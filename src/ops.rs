@@ -17,10 +17,20 @@ use bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
 /// counted once answered.
 #[inline(always)]
 pub(crate) fn key_may_match(policy: &PolicyState, key: &[u8], filter: &[u8]) -> bool {
-    let filter = policy.bloom.read_filter(filter);
-    let answer = filter.may_contain(key);
-    stats::record_query(policy.bloom.format(), answer, filter.answers_by_rule());
+    let answer = policy.bloom.key_may_match(key, filter);
+    if stats::enabled() {
+        count_query(&policy.bloom, filter, answer);
+    }
     answer
+}
+
+/// Counts a query of `filter` answered `answer`: out of the query's path, which then
+/// keeps nothing alive for it but the policy and the filter.
+#[cold]
+#[inline(never)]
+fn count_query(bloom: &BloomFilterPolicy, filter: &[u8], answer: bool) {
+    let by_rule = bloom.read_filter(filter).answers_by_rule();
+    stats::record_query(bloom.format(), answer, by_rule);
 }
 
 /// The answers for the keys at `pointers` with `lengths` into `results`, which

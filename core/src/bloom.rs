@@ -11,6 +11,7 @@ mod probe;
 
 use crate::bit_position::BitCount;
 use crate::format::{Format, MATCH_ALL_FILTER, MAX_PROBES, MIN_BITS};
+use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
 pub use filter::Filter;
 use probe::set_all;
@@ -304,7 +305,11 @@ impl BloomFilterPolicy {
     /// ```
     #[inline(always)]
     pub fn key_may_match(&self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
-        self.read_filter(filter).may_contain(key)
+        let key = key.as_ref();
+        // Hashed before the filter is decoded: the hash's loop then runs with only the
+        // filter's slice waiting, and needs no registers saved to do so.
+        let h = bloom_hash(key);
+        self.read_filter(filter).may_contain_hashed(key, h)
     }
 
     /// `filter` (any bytes) read under this policy's format, for any number of

@@ -31,9 +31,10 @@ struct leveldb_bloom_policy_calls {
   // written, `length` or 2.
   std::size_t (*write_filter)(const void* state, const leveldb_bloom_slice* keys, int n,
                               char* out, std::size_t length);
-  // 1 if the key may be in the filter, 0 if it is not.
-  unsigned char (*key_may_match)(const void* state, const leveldb_bloom_slice* key,
-                                 const leveldb_bloom_slice* filter);
+  // Whether the key may be in the filter: LevelDB's KeyMayMatch, on LevelDB's
+  // slices (each readable for its size).
+  bool (*key_may_match)(const void* state, const leveldb_bloom_slice* key,
+                        const leveldb_bloom_slice* filter);
 };
 
 #pragma GCC visibility push(hidden)

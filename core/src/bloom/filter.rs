@@ -74,7 +74,12 @@ impl<'a> Filter<'a> {
     #[inline(always)]
     pub fn may_contain(&self, key: impl AsRef<[u8]>) -> bool {
         let key = key.as_ref();
-        let h = bloom_hash(key);
+        self.may_contain_hashed(key, bloom_hash(key))
+    }
+
+    /// [`may_contain`](Self::may_contain) of `key`, whose [`bloom_hash`] is `h`.
+    #[inline(always)]
+    pub(crate) fn may_contain_hashed(&self, key: &[u8], h: u32) -> bool {
         match self.answer {
             Answer::Never => false,
             Answer::Always => true,
