@@ -1,7 +1,7 @@
 //! Every bad input of the C API has its documented result (the README's table): the
 //! rows that need a process without LevelDB, calling the exported functions directly.
 //! The sweep of c_tests/bad_inputs.cc against the real LevelDB is a row of
-//! tests/harnesses.rs.
+//! tests/suite/harnesses.rs.
 
 use std::ffi::{c_char, c_int};
 use std::sync::Mutex;

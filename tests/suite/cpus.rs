@@ -333,7 +333,7 @@ fn core_tests(cpu: Cpu) {
 }
 
 /// A plugin linked to LevelDB, opened `RTLD_LOCAL` by a host that is not (as in
-/// tests/loaders.rs): swapped, every key right, and `leveldb_bloom_swap_status()` 3,
+/// tests/suite/loaders.rs): swapped, every key right, and `leveldb_bloom_swap_status()` 3,
 /// also where no trampoline shows the caller (s390x): the loaded objects show LevelDB.
 fn plugin_swap_status(cpu: Cpu) {
     if !cpu.available("the RTLD_LOCAL plugin") {

@@ -256,7 +256,7 @@ fn plyvel_wheel_with_default_options_gets_default_bits() {
 
 /// The C++ drop-in program built with the old ABI against LevelDB 1.23 built from
 /// Debian's source with the old ABI (`tests/reach/build-leveldb`, cached under
-/// `target/reach/leveldb`, as `tests/reach_source.rs` uses it).
+/// `target/reach/leveldb`, as `tests/suite/reach_source.rs` uses it).
 #[test]
 fn old_abi_leveldb_cxx_program_gets_default_bits() {
     let mut command = common::command(common::repo().join("tests/reach/build-leveldb"));

@@ -1,10 +1,10 @@
 //! Every C and C++ harness of `c_tests/` that checks on its own, in one table: one row
 //! per harness build (sources, language, link order, defines), listing the runs it
 //! gets (plain, valgrind, helgrind, sanitizers, each SIMD level, arguments and
-//! environment). Each run is one `#[test]`, named `<row>::<run>`
-//! (`cargo test --test harnesses api_test`), judged by the one protocol of
+//! environment). Each run is one `#[test]`, named `harnesses::<row>::<run>`
+//! (`cargo test --release --test suite -- harnesses::api_test`), judged by the one protocol of
 //! `c_tests/check.h`: exit status 0 and `NAME: N checks, 0 failed`, N > 0
-//! (tests/common/harness.rs). Adding a harness: its file in `c_tests/`, and a row here.
+//! (tests/suite/common/harness.rs). Adding a harness: its file in `c_tests/`, and a row here.
 //!
 //! Runs whose outcome is not a pass (helgrind's control race, the out-of-memory abort)
 //! and checks on a harness's binary are ordinary tests at the end.
@@ -71,7 +71,7 @@ harnesses! {
     }
 
     /// The sweep of every bad input against the real LevelDB, on each kind of handle
-    /// (the rows of the README's table; tests/bad_inputs.rs has those needing a
+    /// (the rows of the README's table; tests/suite/bad_inputs.rs has those needing a
     /// process without LevelDB).
     bad_inputs: harness("bad_inputs", "bad_inputs", Cxx17, &["c_tests/bad_inputs.cc"], &["-lleveldb", "-ldl"]) => {
         plain: plain().env("LEVELDB_BLOOM_LIB", "{lib}").then(|out| print!("{out}")),

@@ -1,6 +1,6 @@
 //! The committed header is exactly what cbindgen generates now. That it compiles
 //! cleanly as C99 and C++11, alone and beside LevelDB's `<leveldb/c.h>` in either
-//! order or without it, is the `header_*` rows of tests/harnesses.rs.
+//! order or without it, is the `header_*` rows of tests/suite/harnesses.rs.
 
 /// Needs the `header` feature (`make test` runs with `--all-features`).
 #[cfg(feature = "header")]

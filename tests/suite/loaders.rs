@@ -1,5 +1,5 @@
 //! The swap in every way real programs load LevelDB, beyond a program linked to it
-//! (tests/dropin.rs) and Python (tests/python.rs): a plugin linked to LevelDB opened
+//! (tests/suite/dropin.rs) and Python (tests/suite/python.rs): a plugin linked to LevelDB opened
 //! by a host with `dlopen`'s default flags (LevelDB `RTLD_LOCAL`), a C++ program
 //! whose linker dropped `-lleveldb` (`--as-needed`), and a `dlclose` of this library
 //! while a database uses its policy. Each test proves this library's code ran, from

@@ -1,12 +1,12 @@
 //! Where the swap reaches beyond a program linked to Debian's libleveldb (see
-//! tests/dropin.rs, tests/loaders.rs and tests/python.rs): Node.js with
+//! tests/suite/dropin.rs, tests/suite/loaders.rs and tests/suite/python.rs): Node.js with
 //! classic-level 3 from the npm registry, whose addon has LevelDB built in (its C++
 //! symbols exported, no C API), swapped by `LD_PRELOAD`; and a C++ program linked
 //! statically with `libleveldb_bloom.a` before Debian's `libleveldb.a`, which must
 //! load no LevelDB at run time. Each test proves from the process's filter
 //! statistics that this library built and queried the filters, and compares the
 //! tables with stock's. (LevelDB built from source with `util/bloom.cc` replaced,
-//! and an old-ABI LevelDB: tests/reach_source.rs.)
+//! and an old-ABI LevelDB: tests/suite/reach_source.rs.)
 
 use crate::common;
 

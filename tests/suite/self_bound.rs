@@ -5,7 +5,7 @@
 //! `leveldb-bloom reach` (exit 0 only for the plain link), and, run with this library
 //! preloaded and `LEVELDB_BLOOM_STATS` set, whether the call was swapped and the one
 //! line at exit naming the object, why and the route (none for the plain link).
-//! amulet-leveldb (tests/amulet.rs) is the real client of the same rules.
+//! amulet-leveldb (tests/suite/amulet.rs) is the real client of the same rules.
 
 use crate::common;
 

@@ -152,7 +152,7 @@ fn refused_destinations_say_so_in_one_line_at_start() {
     std::os::unix::fs::symlink("target", dir.join("link")).unwrap();
     refused("link", "a symbolic link, not followed", dir);
     assert_eq!(read(&dir.join("target")), "kept\n");
-    // A FIFO's reader is looked for at exit (tests/stats_file.rs).
+    // A FIFO's reader is looked for at exit (tests/suite/stats_file.rs).
 }
 
 /// `nobody` cannot write a root-owned file: one line, the file untouched.

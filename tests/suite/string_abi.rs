@@ -4,7 +4,7 @@
 //! what stock prints, reads every key right and writes stock's tables byte for
 //! byte, while this library's statistics show it built the filters.
 //!
-//! - an old-ABI LevelDB (built from Debian's source, tests/common/source_leveldb.rs)
+//! - an old-ABI LevelDB (built from Debian's source, tests/suite/common/source_leveldb.rs)
 //!   loaded `RTLD_LOCAL` by a C plugin, also from a memfd; by Python `ctypes` with
 //!   `leveldb_bloom_policy_create(10)`; and by a plugin whose C++ policy maker
 //!   tail-calls `leveldb::NewBloomFilterPolicy` (checked to be a jump);

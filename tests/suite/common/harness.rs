@@ -4,7 +4,7 @@
 //! and exactly one summary line `NAME: N checks, 0 failed` with N > 0 on stdout,
 //! printed by `check_report` of `c_tests/check.h` ([`assert_report`]).
 //!
-//! `tests/harnesses.rs` holds the table: one row per harness, one `#[test]` per
+//! `tests/suite/harnesses.rs` holds the table: one row per harness, one `#[test]` per
 //! (harness, mode). Other tests build and run harnesses with the same pieces.
 
 use std::path::{Path, PathBuf};
