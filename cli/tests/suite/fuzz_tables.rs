@@ -10,6 +10,7 @@
 use crate::common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -27,16 +28,29 @@ const ALLOCATION_BOUND: usize = 8 << 20;
 const TIME_BOUND: Duration = Duration::from_secs(5);
 const SHORT_RUN_CASES: u32 = 20_000;
 
-/// Records the largest single allocation.
+/// Records the largest single allocation made on a thread measuring one input: the
+/// other tests of the suite's binary allocate on their own threads meanwhile.
 struct Largest;
 
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// The largest allocation on this thread since it began measuring, if it is.
+    static LARGEST: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+fn record(size: usize) {
+    // try_with: a thread's allocations after its locals are gone go unrecorded.
+    let _ = LARGEST.try_with(|largest| {
+        if let Some(so_far) = largest.get() {
+            largest.set(Some(so_far.max(size)));
+        }
+    });
+}
 
 // SAFETY: every call is passed on to the system allocator unchanged; only a maximum
 // is recorded beside it.
 unsafe impl GlobalAlloc for Largest {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        record(layout.size());
         // SAFETY: the caller's layout contract is the system allocator's.
         unsafe { System.alloc(layout) }
     }
@@ -47,7 +61,7 @@ unsafe impl GlobalAlloc for Largest {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        record(new_size);
         // SAFETY: as for `alloc` and `dealloc`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -332,10 +346,11 @@ fn mutated_tables_and_manifests_neither_panic_hang_nor_overallocate() {
                 mend_checksums(seed, &mut bytes);
                 mended.fetch_add(1, Ordering::Relaxed);
             }
-            LARGEST.store(0, Ordering::Relaxed);
+            LARGEST.with(|largest| largest.set(Some(0)));
             let start = Instant::now();
             let read = read_everything(&bytes);
-            let (took, largest) = (start.elapsed(), LARGEST.load(Ordering::Relaxed));
+            let took = start.elapsed();
+            let largest = LARGEST.with(Cell::take).unwrap_or(0);
             executed.fetch_add(1, Ordering::Relaxed);
             audited.fetch_add(usize::from(read), Ordering::Relaxed);
             prop_assert!(took < TIME_BOUND, "{} took {took:?}", seed.name);

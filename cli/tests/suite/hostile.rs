@@ -165,6 +165,16 @@ fn handles_that_claim_too_much_are_errors_before_any_allocation() {
     r.report("index handles past the end and of 3 GiB");
 }
 
+/// Whether the process `pid` has a `.ldb` file open.
+fn has_a_table_open(pid: libc::pid_t) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    let is_table = |path: &Path| path.extension().is_some_and(|ext| ext == "ldb");
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| is_table(&target)))
+}
+
 /// Tables deleted while the audit runs (as a compaction deletes them): skipped, never
 /// errors. Hard links to one table, removed from another thread once the audit
 /// has listed them.
@@ -184,10 +194,22 @@ fn tables_deleted_during_the_audit_are_skipped() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    // The listing takes a moment; then the newest links go, as a compaction's inputs.
-    std::thread::sleep(Duration::from_millis(100));
+    // Once the audit reads its first table it has listed them all: it is stopped
+    // there while the newest links go, as a compaction's inputs.
+    let mut child = child;
+    let pid = child.id() as libc::pid_t;
+    while !has_a_table_open(pid) && child.try_wait().unwrap().is_none() {
+        std::thread::yield_now();
+    }
+    // SAFETY: kill(2) on our own child, not yet reaped (or the signal is not sent).
+    let stopped =
+        child.try_wait().unwrap().is_none() && unsafe { libc::kill(pid, libc::SIGSTOP) } == 0;
     for link in links.iter().rev().take(1000) {
         std::fs::remove_file(link).unwrap();
+    }
+    if stopped {
+        // SAFETY: as above; a stopped child is not reaped.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
     }
     let output = child.wait_with_output().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();

@@ -284,8 +284,14 @@ pub fn live_table_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// LevelDB 1.23 reading keys through a filter policy that records the filters it is
-/// asked about (cli/tests/explain_harness.cc), built into target/tmp.
+/// asked about (cli/tests/explain_harness.cc), built into target/tmp once per test
+/// process (the tests of several modules share it).
 pub fn harness() -> PathBuf {
+    static HARNESS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HARNESS.get_or_init(build_harness).clone()
+}
+
+fn build_harness() -> PathBuf {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("explain_harness.{}", std::process::id()));
     succeed(
