@@ -106,13 +106,10 @@ impl Cpu {
         let Some(missing) = self.missing() else {
             return true;
         };
-        let line = format!(
-            "SKIPPED: {test} on {}: not available here: {missing} (scripts/ensure-leveldb \
-             installs them)",
-            self.target
+        test_support::skipped(
+            &format!("{test} on {}", self.target),
+            &format!("not available here: {missing} (scripts/ensure-leveldb installs them)"),
         );
-        println!("{line}");
-        eprintln!("{line}");
         false
     }
 

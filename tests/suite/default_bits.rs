@@ -340,9 +340,10 @@ fn a_leveldb_without_its_c_api_runs_as_stock_saying_so() {
 #[test]
 fn a_setuid_program_ignores_the_variable() {
     use std::os::unix::fs::PermissionsExt;
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("a_setuid_program_ignores_the_variable: SKIPPED: needs root (setuid-root, run as nobody)");
+    if !test_support::root_for(
+        "a_setuid_program_ignores_the_variable",
+        "setuid-root, run as nobody",
+    ) {
         return;
     }
     let linked = once("default_bits_c_linked_0", || {

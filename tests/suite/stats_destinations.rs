@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -25,17 +25,9 @@ const SIMD_VARIABLE: &str = "LEVELDB_BLOOM_SIMD";
 const SECONDS: &str = "20";
 
 /// Whether this test runs as root, as the runs as `nobody` and the setuid-root
-/// program need (`make test` runs as root); otherwise says on stderr, past the test
-/// harness's capture, that the test is skipped.
+/// program need (`make test` runs as root); otherwise a SKIPPED line.
 fn root(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        let line =
-            format!("SKIPPED {test}: needs root (to run as nobody, and a setuid-root program)\n");
-        std::io::stderr().write_all(line.as_bytes()).unwrap();
-    }
-    root
+    test_support::root_for(test, "to run as nobody, and a setuid-root program")
 }
 
 /// The host and the library copied into `dir`, which `nobody` may enter, for runs as

@@ -125,9 +125,7 @@ impl Opens {
 /// one whose open has): refused at start by its type, never opened.
 #[test]
 fn a_device_node_is_refused_without_being_opened() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED: a_device_node_is_refused_without_being_opened needs root (mknod)");
+    if !test_support::root_for("a_device_node_is_refused_without_being_opened", "mknod") {
         return;
     }
     let scratch = scratch();
@@ -176,7 +174,10 @@ fn kernel_has_openat2() -> bool {
 #[test]
 fn a_symlink_in_the_path_is_not_followed() {
     if !kernel_has_openat2() {
-        println!("SKIPPED: a_symlink_in_the_path_is_not_followed: no openat2 in this kernel (docs/statistics.md)");
+        test_support::skipped(
+            "a_symlink_in_the_path_is_not_followed",
+            "no openat2 in this kernel (docs/statistics.md)",
+        );
         return;
     }
     let scratch = scratch();

@@ -55,9 +55,9 @@ fn tab_in_bash(script: &Path, line: &str) -> String {
 
 #[test]
 fn bash_completes_every_option_and_value_on_tab() {
-    let dir = std::env::temp_dir().join(format!("leveldb-bloom-completion-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("leveldb-bloom.bash");
+    let dir = test_support::Scratch::new();
+    std::fs::create_dir_all(dir.dir()).unwrap();
+    let script = dir.dir().join("leveldb-bloom.bash");
     std::fs::write(&script, completion("bash")).unwrap();
     for (sub, longs) in long_options() {
         if sub == "help" {
@@ -80,7 +80,6 @@ fn bash_completes_every_option_and_value_on_tab() {
             "`explain --policy <TAB>` did not offer {value}:\n{offered}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Whether `shell`'s script completes `long` (zsh: `--opt[` or `--opt=[`, after any

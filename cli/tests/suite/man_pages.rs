@@ -10,15 +10,16 @@ use clap::{CommandFactory, Parser};
 use leveldb_bloom_cli::args::Cli;
 
 fn man_pages() -> BTreeMap<String, String> {
-    let dir = std::env::temp_dir().join(format!("leveldb-bloom-man-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = test_support::Scratch::new();
+    let dir = scratch.dir();
+    std::fs::create_dir_all(dir).unwrap();
     let status = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
         .arg("man-pages")
-        .arg(&dir)
+        .arg(dir)
         .status()
         .unwrap();
     assert!(status.success());
-    let pages = std::fs::read_dir(&dir)
+    let pages = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| {
             let path = entry.unwrap().path();
@@ -26,7 +27,6 @@ fn man_pages() -> BTreeMap<String, String> {
             (name, std::fs::read_to_string(&path).unwrap())
         })
         .collect();
-    std::fs::remove_dir_all(&dir).unwrap();
     pages
 }
 

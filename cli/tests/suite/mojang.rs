@@ -129,7 +129,10 @@ fn mojangs_zlib_and_zstd_worlds_are_read_and_refiltered() {
     if reach().join("mojang/zstd").exists() {
         refiltered_world_is_mojangs("zstd", 3, 5_000);
     } else {
-        println!("SKIPPED: Mojang's zstd blocks (id 3): built without libzstd's headers");
+        test_support::skipped(
+            "Mojang's zstd blocks (id 3)",
+            "built without libzstd's headers",
+        );
     }
 }
 

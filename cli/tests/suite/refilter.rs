@@ -264,9 +264,7 @@ struct Tmpfs(Scratch);
 
 impl Tmpfs {
     fn mount(options: &str) -> Option<Self> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("not root: the full-disk cases are skipped");
+        if !test_support::root_for("the full-disk cases", "to mount a tmpfs") {
             return None;
         }
         let dir = Scratch::new();

@@ -37,11 +37,6 @@ fn exact_snapshot(dir: &Path) -> Vec<(PathBuf, u32, Vec<u8>)> {
     entries
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// Runs `script` with `sh` as `nobody`, in `dir`.
 fn as_nobody(dir: &Path, script: &str) {
     succeed(
@@ -87,8 +82,10 @@ fn refilter_stopped_at(
     ignore = "needs the crash-points feature (--all-features)"
 )]
 fn a_directory_swapped_for_a_symlink_mid_run_leaves_the_database_it_points_to_alone() {
-    if !is_root() {
-        println!("SKIPPED: the directory swap is done as nobody, which needs root");
+    if !test_support::root_for(
+        "a_directory_swapped_for_a_symlink_mid_run_leaves_the_database_it_points_to_alone",
+        "the directory swap is done as nobody",
+    ) {
         return;
     }
     let original = refilter_db("none");

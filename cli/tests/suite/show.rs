@@ -30,7 +30,10 @@ fn browser_present(test: &str) -> bool {
         std::env::var_os("CI").is_none(),
         "{test}: {CHROMIUM} missing in CI"
     );
-    eprintln!("{test}: SKIPPED: no browser; install it with: sudo apt-get install chromium");
+    test_support::skipped(
+        test,
+        "no browser; install it with: sudo apt-get install chromium",
+    );
     false
 }
 

@@ -3,33 +3,15 @@
 //! LevelDB lists in its `leveldb.sstables` property; broken `CURRENT` and MANIFEST
 //! files are clear errors, never panics or hangs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use leveldb_table::log::LogReader;
 use leveldb_table::manifest::{decode_edit, live_version};
+use test_support::Scratch;
 
 const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 const PYTHON: &str = "/usr/bin/python3";
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "leveldb-bloom-manifest-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn python(script: &str, dir: &Path) -> String {
     let output = Command::new(PYTHON)
@@ -49,8 +31,8 @@ fn python(script: &str, dir: &Path) -> String {
 /// A database of several levels written by LevelDB (tests/loaders/python_db.py), and
 /// LevelDB's own list of its live tables: (level, number, size) from
 /// `leveldb.sstables` (lines ` NUMBER:SIZE[...]` under `--- level L ---`).
-fn database(name: &str) -> (Scratch, Vec<(usize, u64, u64)>) {
-    let dir = Scratch::new(name);
+fn database() -> (Scratch, Vec<(usize, u64, u64)>) {
+    let dir = Scratch::new();
     let status = Command::new(PYTHON)
         .arg(Path::new(REPO).join("tests/loaders/python_db.py"))
         .args(["plyvel", "write"])
@@ -93,7 +75,7 @@ fn database(name: &str) -> (Scratch, Vec<(usize, u64, u64)>) {
 
 #[test]
 fn the_live_tables_are_the_ones_leveldb_lists() {
-    let (db, leveldb) = database("live");
+    let (db, leveldb) = database();
     let version = live_version(&db.0).unwrap();
     assert_eq!(
         version.comparator.as_deref(),
@@ -130,7 +112,7 @@ fn the_live_tables_are_the_ones_leveldb_lists() {
 
 #[test]
 fn broken_current_and_manifest_files_are_errors() {
-    let (db, _) = database("broken");
+    let (db, _) = database();
     let version = live_version(&db.0).unwrap();
     let manifest = version.manifest.clone();
     let bytes = std::fs::read(&manifest).unwrap();

@@ -13,6 +13,7 @@ pub mod source_leveldb;
 pub mod stats;
 
 pub use program::{Lang, Program};
+pub use test_support::Scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -173,37 +174,6 @@ pub fn once(name: &str, build: impl FnOnce() -> PathBuf) -> PathBuf {
     static BUILT: Mutex<BTreeMap<String, Arc<OnceLock<PathBuf>>>> = Mutex::new(BTreeMap::new());
     let cell = Arc::clone(BUILT.lock().unwrap().entry(name.to_string()).or_default());
     cell.get_or_init(build).clone()
-}
-
-/// A directory for one database, removed afterwards.
-pub struct Scratch(PathBuf);
-
-impl Scratch {
-    pub fn new() -> Self {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "leveldb-bloom-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        Self(dir)
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.0
-    }
-
-    pub fn path(&self) -> &str {
-        self.0.to_str().expect("a UTF-8 temporary directory")
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// The contents of a database's table files, sorted (names and creation order do

@@ -9,34 +9,13 @@ pub mod craft;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub use test_support::Scratch;
 
 use leveldb_table::{masked_crc, BlockHandle, FilterBlock, Lookup, ReadAt, Table};
 
 pub const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 pub const PYTHON: &str = "/usr/bin/python3";
-
-/// A directory removed afterwards.
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "leveldb-bloom-audit-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 pub fn audit(args: &[&Path]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
