@@ -278,15 +278,7 @@ fn old_abi_cxx_program_swapped(cpu: Cpu) {
     if !cpu.available("an old-ABI C++ program") {
         return;
     }
-    static BUILDING: Mutex<()> = Mutex::new(());
-    let build = once(&format!("old-abi-leveldb.{}", cpu.target), || {
-        let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-        let mut command = common::command(common::repo().join("tests/reach/build-leveldb"));
-        command
-            .arg(common::cache_dir("reach/leveldb"))
-            .args(["old-abi", cpu.multiarch]);
-        PathBuf::from(run(&mut command).trim())
-    });
+    let build = common::source_leveldb::cross_old_abi_leveldb(cpu.multiarch);
     let include = build.with_file_name("src").join("include");
     let flags = [
         "-D_GLIBCXX_USE_CXX11_ABI=0".to_string(),

@@ -259,11 +259,7 @@ fn plyvel_wheel_with_default_options_gets_default_bits() {
 /// `target/reach/leveldb`, as `tests/suite/reach_source.rs` uses it).
 #[test]
 fn old_abi_leveldb_cxx_program_gets_default_bits() {
-    let mut command = common::command(common::repo().join("tests/reach/build-leveldb"));
-    command
-        .arg(common::cache_dir("reach/leveldb"))
-        .arg("old-abi");
-    let build = PathBuf::from(common::run(&mut command).trim());
+    let build = common::source_leveldb::leveldb("old-abi");
     let source = build.with_file_name("src").join("include");
     let flags = [
         "-D_GLIBCXX_USE_CXX11_ABI=0".to_string(),

@@ -10,15 +10,31 @@ use super::{cache_dir, lib_dir, once, repo, run};
 /// The build directory of `variant` ("vendored" or "old-abi"), built or brought up
 /// to date once per test run; its source is the sibling `src`.
 pub fn leveldb(variant: &str) -> PathBuf {
-    // The variants share one download: one build at a time.
+    build(variant, None)
+}
+
+/// The old-ABI LevelDB cross-built for `multiarch` (aarch64-linux-gnu...), as
+/// [`leveldb`] builds the others.
+pub fn cross_old_abi_leveldb(multiarch: &str) -> PathBuf {
+    build("old-abi", Some(multiarch))
+}
+
+fn build(variant: &str, multiarch: Option<&str>) -> PathBuf {
+    // Every variant of every module's tests shares one download and one cache: one
+    // build at a time in this process.
     static BUILDING: Mutex<()> = Mutex::new(());
-    once(variant, || {
+    let key = format!(
+        "leveldb-{variant}{}",
+        multiarch.map(|m| format!("-{m}")).unwrap_or_default()
+    );
+    once(&key, || {
         let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
         let mut command = super::command(repo().join("tests/reach/build-leveldb"));
         command.arg(cache_dir("reach/leveldb")).arg(variant);
         if variant == "vendored" {
             command.arg(repo()).arg(lib_dir());
         }
+        command.args(multiarch);
         let started = std::time::Instant::now();
         let build = PathBuf::from(run(&mut command).trim());
         println!(
