@@ -345,11 +345,10 @@ fn a_full_pipe_as_stderr_is_no_hang() {
         while libc::write(fd, page.as_ptr().cast(), 1) > 0 {}
         libc::fcntl(fd, libc::F_SETFL, flags);
     }
-    let started = std::time::Instant::now();
+    // A hang is `timeout`'s kill, which `passed` refuses; no clock is read here.
     let run =
         output(under_timeout(&host(), &["plain", "10"], "stderr").stderr(Stdio::from(writer)));
     assert!(passed(&run), "the variable took effect");
-    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
 }
 
 /// Descriptor 2 closed and reused by a data file: the summary goes to the stderr of

@@ -248,7 +248,8 @@ fn twenty_thousand_missing_tables_read_the_manifest_once_more_not_each_time() {
     assert_eq!(r.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["errors"].as_array().unwrap().len(), 20_000);
-    assert!(r.seconds < 10.0, "{} s", r.seconds);
+    // Processor time, not wall time: a busy machine slows the run, not its work.
+    assert!(r.cpu_seconds < 10.0, "{} s of CPU", r.cpu_seconds);
 }
 
 #[test]

@@ -17,6 +17,9 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub seconds: f64,
+    /// The processor time it used (user and system): what its work cost, however
+    /// busy the machine was.
+    pub cpu_seconds: f64,
     pub max_rss_kib: i64,
 }
 
@@ -100,6 +103,10 @@ pub fn run_tool<S: AsRef<OsStr>>(
         stdout,
         stderr,
         seconds: start.elapsed().as_secs_f64(),
+        cpu_seconds: [usage.ru_utime, usage.ru_stime]
+            .iter()
+            .map(|t| t.tv_sec as f64 + t.tv_usec as f64 / 1e6)
+            .sum(),
         max_rss_kib: usage.ru_maxrss,
     }
 }
