@@ -306,16 +306,14 @@ fn core_tests(cpu: Cpu) {
     }
     static TESTING: Mutex<()> = Mutex::new(());
     let _one_at_a_time = TESTING.lock().unwrap_or_else(|e| e.into_inner());
-    let mut command = cpu.cargo(&[
-        "test",
-        "-p",
-        "leveldb-bloom",
-        "--lib",
-        "--test",
-        "suite",
-    ]);
+    let mut command = cpu.cargo(&["test", "-p", "leveldb-bloom", "--lib", "--test", "suite"]);
     command
-        .args(["--", "properties::", "--skip", "remainder_is_exact_for_every_h"])
+        .args([
+            "--",
+            "properties::",
+            "--skip",
+            "remainder_is_exact_for_every_h",
+        ])
         .env("PROPTEST_CASES", "64");
     let output = run(&mut command);
     print!("{output}");

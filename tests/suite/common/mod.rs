@@ -5,8 +5,6 @@
 //! `libleveldb_bloom.so`, and run; a harness passes when it exits 0 and reports `NAME: N checks, 0 failed`
 //! ([`harness`], the shared runner).
 
-#![allow(dead_code)] // each test file uses its own part
-
 pub mod harness;
 mod program;
 pub mod source_leveldb;

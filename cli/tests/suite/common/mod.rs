@@ -1,7 +1,6 @@
 //! What the tool's tests share: scratch directories, running the tool, databases
 //! written by real LevelDB (plyvel on Debian's LevelDB 1.23), and rewriting a
 //! table's filter block in place.
-#![allow(dead_code)] // each test binary uses its own part
 
 pub mod bounded;
 pub mod craft;
