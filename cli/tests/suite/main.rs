@@ -5,18 +5,15 @@
 mod common;
 
 mod audit;
-mod bounds;
 mod completion;
 mod explain;
 mod family;
 mod filter_block;
 mod fuzz_tables;
 mod hints;
-mod hostile;
 mod live_set;
 mod man_pages;
 mod mojang;
-mod outputs;
 mod reader_needs;
 mod refilter;
 mod refilter_attacks;

@@ -1,6 +1,7 @@
 //! What the tool's tests share: scratch directories, running the tool, databases
 //! written by real LevelDB (plyvel on Debian's LevelDB 1.23), and rewriting a
 //! table's filter block in place.
+#![allow(dead_code)] // the suite and the bounded binary (tests/bounded) each use a part
 
 pub mod bounded;
 pub mod craft;
