@@ -53,16 +53,18 @@ check:
 	$(CARGO) test --release -p leveldb-bloom --all-features
 	$(CARGO) test --release -p leveldb-bloom-table -p leveldb-bloom-cli --lib --bins
 
-# Clippy for the other CPUs tests/cpus.rs runs (AArch64; s390x, big-endian), in their
-# own target directory (tests/cpus.rs builds there too); a CPU whose Rust target or
+# Clippy for the other CPUs tests/suite/cpus.rs runs (AArch64; s390x, big-endian), in their
+# own target directory (tests/suite/cpus.rs builds there too): the crates whose code
+# depends on the CPU (cfg target_arch, target_endian: the C ABI and the core; the table
+# crate and the tool have none); a CPU whose Rust target or
 # cross compiler (make deps) is missing is a SKIPPED line.
 CPUS := aarch64-unknown-linux-gnu:aarch64-linux-gnu s390x-unknown-linux-gnu:s390x-linux-gnu
 clippy-cpus:
 	@for cpu in $(CPUS); do target=$${cpu%%:*} gnu=$${cpu#*:}; \
 	  if rustup target list --installed 2>/dev/null | grep -qx $$target && command -v $$gnu-g++ >/dev/null; then \
 	    echo "clippy --target $$target"; \
-	    CARGO_TARGET_DIR=target/cpus $(CARGO) clippy --workspace --all-targets --all-features --release \
-	      --target $$target -- -D warnings || exit 1; \
+	    CARGO_TARGET_DIR=target/cpus $(CARGO) clippy -p leveldb-bloom-capi -p leveldb-bloom \
+	      --all-targets --all-features --release --target $$target -- -D warnings || exit 1; \
 	  else echo "SKIPPED: clippy for $$target: needs its Rust target and $$gnu-g++ (make deps)"; fi; done
 
 test: deps
@@ -80,7 +82,7 @@ test: deps
 
 # The Debian packages built, checked by lintian, installed, used, purged (as root;
 # otherwise skipped, saying so): scripts/test-deb. A step of its own, after cargo's
-# tests, since it builds with cargo and installs what tests/install.rs checks too.
+# tests, since it builds with cargo and installs what tests/suite/install.rs checks too.
 test-deb: deps
 	scripts/test-deb
 
@@ -107,7 +109,7 @@ bench: deps build
 	scripts/bench-default-bits $(LIBDIR)/scan_db $(abspath $(LIB)) $(LIBDIR)/leveldb-bloom
 
 # Fuzzing: the table, MANIFEST and log readers and the audit on TABLE_FUZZ_CASES mutated
-# tables and MANIFESTs of LevelDB and goleveldb (cli/tests/fuzz_tables.rs; `make test`
+# tables and MANIFESTs of LevelDB and goleveldb (cli/tests/suite/fuzz_tables.rs; `make test`
 # runs 20,000), then the filter differentially against LevelDB for FUZZ_SECONDS (needs
 # clang; see scripts/fuzz). UPDATE_CORPUS=1 replaces fuzz/corpus with the minimised
 # result (commit it; `make test` replays it); otherwise the working tree is left as it was.
@@ -116,7 +118,7 @@ UPDATE_CORPUS    ?= 0
 TABLE_FUZZ_CASES ?= 2000000
 fuzz: deps build
 	TABLE_FUZZ_CASES=$(TABLE_FUZZ_CASES) $(CARGO) test --release -p leveldb-bloom-cli \
-	  --test fuzz_tables -- --nocapture
+	  --test suite -- fuzz_tables:: --nocapture
 	FUZZ_SECONDS=$(FUZZ_SECONDS) UPDATE_CORPUS=$(UPDATE_CORPUS) scripts/fuzz
 
 clean:
@@ -130,7 +132,7 @@ plot:
 # Installation, GNU style: `make && sudo make install PREFIX=/usr/local`. install only
 # copies what `make` built (and has the built tool write its man pages and shell
 # completions) and never runs cargo, so nothing is compiled as root (and
-# tests/install.rs can run it from inside `cargo test`, which holds cargo's lock).
+# tests/suite/install.rs can run it from inside `cargo test`, which holds cargo's lock).
 PREFIX       ?= /usr/local
 DESTDIR      ?=
 libdir       ?= $(PREFIX)/lib

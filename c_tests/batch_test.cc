@@ -1,5 +1,5 @@
 // The batch query and filter building of libleveldb_bloom, at whatever SIMD level
-// this process runs (LEVELDB_BLOOM_SIMD; tests/harnesses.rs runs it once per level),
+// this process runs (LEVELDB_BLOOM_SIMD; tests/suite/harnesses.rs runs it once per level),
 // against LevelDB's own policy and against our one-key answers; and every bad input
 // of leveldb_filterpolicy_key_may_match_batch.
 //

@@ -15,7 +15,7 @@
    and returns the exit status: 0 only when F is 0 and N is not (a harness that
    checked nothing did not pass). Harnesses may print other lines (what they
    compared, swap status, ...); success is judged by this line and the exit status
-   alone (tests/common/harness.rs).
+   alone (tests/suite/common/harness.rs).
 
    Single-threaded: threads count their own results, and the main thread folds them
    into CHECKs after joining them. Compiles as C99 and C++11. */

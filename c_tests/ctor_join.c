@@ -1,7 +1,7 @@
 /* A plugin whose constructor makes a bloom policy on a worker thread and joins it,
    while dlopen, running the constructor, holds the dynamic loader's lock: making a
    policy must not take that lock. Linked with -lleveldb; run by c_tests/main_host.c
-   (tests/string_abi.rs runs it under a timeout). */
+   (tests/suite/string_abi.rs runs it under a timeout). */
 #include <leveldb/c.h>
 
 #include <pthread.h>

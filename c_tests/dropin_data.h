@@ -25,7 +25,7 @@
 #include "check.h"
 
 /* Options both programs use. Built with -DDROPIN_BITS_PER_KEY=0, a program sets no
-   filter policy at all, as LevelDB's default options (tests/default_bits.rs). */
+   filter policy at all, as LevelDB's default options (tests/suite/default_bits.rs). */
 #ifndef DROPIN_BITS_PER_KEY
 #define DROPIN_BITS_PER_KEY 10
 #endif

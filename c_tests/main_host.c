@@ -7,7 +7,7 @@
    With MAIN_HOST_RESERVE=ADDRESS (hexadecimal), the host first maps 64 MiB there,
    inaccessible, so that a plugin linked at that address loads elsewhere.
    The plugins are programs (c_tests/dropin_c.c built with -Dmain=plugin_main, and the
-   string-ABI cases of tests/string_abi.rs); exits with plugin_main's status. */
+   string-ABI cases of tests/suite/string_abi.rs); exits with plugin_main's status. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* MAP_FIXED_NOREPLACE */
 #endif

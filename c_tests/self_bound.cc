@@ -1,7 +1,7 @@
-// A stand-in for a LevelDB built into an object, for tests/self_bound.rs: it holds
+// A stand-in for a LevelDB built into an object, for tests/suite/self_bound.rs: it holds
 // the two names LevelDB leaves in an object's read-only data (its bloom policy's and
 // its internal comparator's), defines leveldb::NewBloomFilterPolicy(int) and calls
-// it. Linked as tests/self_bound.rs says (-Bsymbolic, -Bsymbolic-functions, hidden
+// it. Linked as tests/suite/self_bound.rs says (-Bsymbolic, -Bsymbolic-functions, hidden
 // visibility, into a program), the call binds inside the object or through the
 // dynamic linker; nothing here is LevelDB's code.
 #include <cstdio>

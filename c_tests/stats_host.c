@@ -1,6 +1,6 @@
 /* A host program for LEVELDB_BLOOM_STATS, linked to the library: it makes a policy,
  * builds a filter, asks it QUERIES keys, and meanwhile does to its descriptors and
- * directories what programs do; tests/stats_destinations.rs sets the variable and
+ * directories what programs do; tests/suite/stats_destinations.rs sets the variable and
  * judges what the summary did (files, stderr, exit status).
  *
  * Usage: stats_host MODE QUERIES [ARG]

@@ -2,7 +2,7 @@
 // to leveldb::NewBloomFilterPolicy, so that the callee returns straight to
 // make_policy's caller, another object. Built with LevelDB's headers and linked to
 // the LevelDB it runs with; c_tests/dropin_c.c calls it in place of
-// leveldb_filterpolicy_create_bloom (tests/string_abi.rs checks the jump).
+// leveldb_filterpolicy_create_bloom (tests/suite/string_abi.rs checks the jump).
 #include <leveldb/filter_policy.h>
 
 extern "C" const leveldb::FilterPolicy* make_policy(int bits_per_key) {

@@ -2,7 +2,7 @@
    CreateFilter of this library's policy object itself, through its vtable, with a
    read-only page as the string. Nothing proves the string's layout, so the policy
    must not write it: the process ends with SIGABRT (said on stderr), not SIGSEGV,
-   and never prints "returned". Run by tests/string_abi.rs. */
+   and never prints "returned". Run by tests/suite/string_abi.rs. */
 #include <leveldb_bloom.h>
 
 #include <stddef.h>

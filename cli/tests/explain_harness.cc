@@ -1,6 +1,6 @@
 // LevelDB 1.23 itself, reading keys with a filter policy that records every filter
 // it is asked about: the reference `leveldb-bloom explain` is checked against
-// (cli/tests/explain.rs). The policy is made with the C API's
+// (cli/tests/suite/explain.rs). The policy is made with the C API's
 // leveldb_filterpolicy_create, named as LevelDB's bloom filter, and answers (and
 // builds, should LevelDB build a filter) with LevelDB's own bloom policy.
 //

@@ -1,6 +1,6 @@
 """A plyvel program with LevelDB's default options: no filter policy
 (bloom_filter_bits=0), unless BITS is given. Nothing here knows about leveldb-bloom;
-tests/default_bits.rs runs it stock and with LD_PRELOAD=libleveldb_bloom.so.
+tests/suite/default_bits.rs runs it stock and with LD_PRELOAD=libleveldb_bloom.so.
 
     plyvel_default_options.py DIR [BITS]
 

@@ -5,7 +5,7 @@
 POLICY is "stock" (the LevelDB's own leveldb_filterpolicy_create_bloom(10)) or the
 path of libleveldb_bloom (its leveldb_bloom_policy_create(10)). Writes 30,000 keys
 with 100-byte values (several tables after the compaction), reads them and as many
-absent keys back, and prints what it read. Run by tests/string_abi.rs."""
+absent keys back, and prints what it read. Run by tests/suite/string_abi.rs."""
 import ctypes
 import hashlib
 import sys

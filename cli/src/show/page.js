@@ -1,7 +1,7 @@
 // LevelDB's bloom filter, computed by the page itself: the hash (util/hash.cc, seed
 // 0xbc9f1d34, tail bytes read unsigned as LevelDB >= 1.18 reads them), the double
 // hashing of the probes and the building of a filter (util/bloom.cc). The tests
-// (cli/tests/show.rs) check in a browser that these give the library's bytes and
+// (cli/tests/suite/show.rs) check in a browser that these give the library's bytes and
 // answers.
 "use strict";
 

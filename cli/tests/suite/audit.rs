@@ -1,0 +1,380 @@
+//! `leveldb-bloom audit` on databases written by real writers (stock LevelDB 1.23
+//! through Debian's plyvel, the same swapped to this library, rusty-leveldb with this
+//! crate's policy, goleveldb), on tables whose filters were rewritten by this test
+//! (signed hash, mixed writers, one bit cleared), and on broken files.
+//!
+//! Run with `cargo test --workspace` (as `make test` does): the swapped database
+//! needs the library's cdylib, which the workspace's root package builds.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use leveldb_bloom::hash::{hash_with, tail_is_ambiguous, TailBytes};
+use leveldb_bloom::{BloomFilterPolicy, Filter};
+
+/// Every table `leveldb`, none missed, exit 0.
+fn assert_all_leveldb(dir: &Path) {
+    let (code, json) = audit_json(dir);
+    assert_eq!(code, 0, "{json}");
+    let tables = json["tables"].as_array().unwrap();
+    assert!(!tables.is_empty());
+    for table in tables {
+        assert_eq!(table["dialect"], "leveldb", "{table}");
+        assert_eq!(table["missed"], 0);
+        assert_eq!(table["k"], 6);
+        assert_eq!(table["filter_name"], "leveldb.BuiltinBloomFilter2");
+    }
+    assert_eq!(json["missed"], 0);
+    assert!(json["entries"].as_u64().unwrap() > 10_000);
+    assert_eq!(json["verdict"], "ok");
+}
+
+#[test]
+fn stock_leveldb_database() {
+    assert_all_leveldb(&plyvel_database(false).0);
+}
+
+#[test]
+fn swapped_leveldb_database() {
+    assert_all_leveldb(&plyvel_database(true).0);
+}
+
+#[test]
+fn rusty_leveldb_database() {
+    let dir = Scratch::new();
+    let mut options = rusty_leveldb::Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        max_file_size: 128 << 10,
+        ..Default::default()
+    };
+    options.filter_policy = std::rc::Rc::new(Box::new(BloomFilterPolicy::new(10)));
+    let mut db = rusty_leveldb::DB::open(&dir.0, options).expect("opens");
+    for i in 0..30_000u32 {
+        db.put(format!("rusty key {i}").as_bytes(), b"value")
+            .unwrap();
+    }
+    db.compact_range(b"rusty", b"rusty z").unwrap();
+    db.close().unwrap();
+    assert_all_leveldb(&dir.0);
+}
+
+/// A database goleveldb wrote.
+fn goleveldb_database() -> (Scratch, Scratch) {
+    let (db, scratch) = (Scratch::new(), Scratch::new());
+    let (keys, written) = keys_file(&scratch.0, 20_000);
+    assert!(written.iter().any(|key| tail_is_ambiguous(key)));
+    goleveldb_write(&db.0, &keys);
+    (db, scratch)
+}
+
+#[test]
+fn goleveldb_database_is_legacy_unsigned() {
+    let (db, _keys) = goleveldb_database();
+    let (code, json) = audit_json(&db.0);
+    assert_eq!(code, 0, "{json}");
+    for table in json["tables"].as_array().unwrap() {
+        assert_eq!(table["dialect"], "legacy-unsigned", "{table}");
+        assert_eq!(table["filter_name"], "leveldb.BuiltinBloomFilter");
+        assert_eq!(table["missed"], 0);
+        // Its keys with high tail bytes: an x86 LevelDB before 1.18 would miss some.
+        assert!(
+            table["missed_by_old_x86_leveldb"].as_u64().unwrap() > 0,
+            "{table}"
+        );
+    }
+}
+
+/// Rewrites each filter of `table` (each but the first with `keep_first`) as a
+/// writer with the signed hash builds it at 10 bits per key (LevelDB before 1.18 on
+/// x86, HyperLevelDB, RocksDB's block-based filter), then calls `each` with its keys
+/// and the new filter.
+fn rewrite_with_signed_hash(
+    table: &Path,
+    keep_first: bool,
+    mut each: impl FnMut(&[Vec<u8>], &[u8]),
+) {
+    let policy = BloomFilterPolicy::new(10);
+    rewrite_filters(table, |i, keys, filter| {
+        if keep_first && i == 0 {
+            assert!(keys.iter().any(|key| tail_is_ambiguous(key)));
+            return;
+        }
+        let hashes = keys
+            .iter()
+            .map(|key| hash_with(key, 0xbc9f1d34, TailBytes::Signed));
+        policy.write_filter_of_hashes(hashes, filter).unwrap();
+        each(keys, filter);
+    });
+}
+
+/// The keys of `table`'s rewritten filters an unsigned reader (goleveldb) misses, in hex.
+fn signed_rewrite_unsigned_misses(tables: &[std::path::PathBuf], keep_first: bool) -> Vec<String> {
+    let mut missed = Vec::new();
+    for table in tables {
+        rewrite_with_signed_hash(table, keep_first, |keys, filter| {
+            let written = Filter::new(filter);
+            for key in keys {
+                if !written.may_contain(key) {
+                    missed.push(key.iter().map(|b| format!("{b:02x}")).collect::<String>());
+                }
+            }
+        });
+    }
+    assert!(!missed.is_empty(), "no key an unsigned reader misses");
+    missed.sort();
+    missed
+}
+
+/// Filters built with the signed hash under `leveldb.BuiltinBloomFilter`, every one
+/// of a table, as LevelDB before 1.18 on x86 and HyperLevelDB write them:
+/// `legacy-signed`, checked with the signed hash their writer reads them with;
+/// the keys goleveldb's unsigned reading would miss are a note, not a failure.
+#[test]
+fn signed_filters_are_legacy_signed_and_checked_with_the_signed_hash() {
+    let (db, _keys) = goleveldb_database();
+    // The live tables: those the audit reads (goleveldb leaves replaced ones behind
+    // until it next opens the database).
+    let tables = live_table_files(&db.0);
+    let expected = signed_rewrite_unsigned_misses(&tables, false);
+    let (code, json) = audit_json(&db.0);
+    assert_eq!(code, 0, "{json}");
+    let mut besides = 0;
+    for table in json["tables"].as_array().unwrap() {
+        assert_eq!(table["dialect"], "legacy-signed", "{table}");
+        assert_eq!(table["missed"], 0, "{table}");
+        besides += table["missed_by_unsigned_readers"].as_u64().unwrap();
+    }
+    assert_eq!(besides, expected.len() as u64);
+    assert_eq!(json["verdict"], "ok");
+    let notes = json["notes"].to_string();
+    assert!(
+        notes.contains("goleveldb (unsigned hash) would miss"),
+        "{notes}"
+    );
+}
+
+/// Tables whose filters no one writer built (goleveldb's first filter, the signed
+/// hash's after it): checked with the name's unsigned readers today, every key they
+/// miss listed; exit 1.
+#[test]
+fn filters_of_mixed_writers_list_the_keys_unsigned_readers_miss() {
+    let (db, _keys) = goleveldb_database();
+    let tables = live_table_files(&db.0);
+    let expected_missed = signed_rewrite_unsigned_misses(&tables, true);
+    let (code, json) = audit_json(&db.0);
+    assert_eq!(code, 1);
+    let mut missed = Vec::new();
+    for table in json["tables"].as_array().unwrap() {
+        assert_eq!(table["dialect"], "foreign", "{table}");
+        missed.extend(
+            table["missed_keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap().to_string()),
+        );
+    }
+    missed.sort();
+    assert_eq!(
+        (missed.len(), missed.first(), missed.last()),
+        (
+            expected_missed.len(),
+            expected_missed.first(),
+            expected_missed.last()
+        )
+    );
+    assert_eq!(missed, expected_missed);
+    assert_eq!(json["missed"], expected_missed.len());
+    assert_eq!(json["verdict"], "keys-missed");
+
+    // --max-missed caps the keys listed, never the count; the text says what to do.
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .args(["audit", "--max-missed", "3"])
+        .arg(&db.0)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text.matches("  MISSED ").count(),
+        3 * tables.len(),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("missed: {};", expected_missed.len())),
+        "{text}"
+    );
+    assert!(text.contains("more missed keys (--max-missed)"), "{text}");
+    assert!(
+        text.contains("what to do:") && text.contains("compact"),
+        "{text}"
+    );
+}
+
+/// One bit cleared that only one key of its filter set: that key, and only it, is
+/// missed and named; exit 1.
+#[test]
+fn one_altered_bit_names_the_one_missed_key() {
+    let db = plyvel_database(false);
+    let table = &ldb_files(&db.0)[0];
+    let victim = std::sync::Mutex::new(None);
+    rewrite_filters(table, |i, keys, filter| {
+        if i != 0 {
+            return;
+        }
+        for bit in 0..8 * (filter.len() - 1) {
+            let (byte, mask) = (bit / 8, 1u8 << (bit % 8));
+            if filter[byte] & mask == 0 {
+                continue;
+            }
+            filter[byte] &= !mask;
+            let lost: Vec<&Vec<u8>> = keys
+                .iter()
+                .filter(|k| !Filter::new(filter).may_contain(k))
+                .collect();
+            if let [key] = lost[..] {
+                *victim.lock().unwrap() = Some(key.clone());
+                return;
+            }
+            filter[byte] |= mask;
+        }
+        panic!("no bit set by exactly one key");
+    });
+    let victim = victim.into_inner().unwrap().expect("a victim");
+    let hex: String = victim.iter().take(64).map(|b| format!("{b:02x}")).collect();
+    let (code, stdout, _) = audit(&[table]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains(&format!("MISSED {hex}")), "{stdout}");
+    assert_eq!(stdout.matches("MISSED").count(), 1, "{stdout}");
+    assert!(stdout.contains("missed 1 "), "{stdout}");
+}
+
+/// Broken inputs: a clear message with the file (and offset), the right exit status,
+/// no panic; the other tables are still audited.
+#[test]
+fn broken_tables_and_bad_paths() {
+    let db = plyvel_database(false);
+    let good = ldb_files(&db.0)[0].clone();
+    let data = std::fs::read(&good).unwrap();
+    let dir = Scratch::new();
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let broken = |name: &str, bytes: &[u8]| {
+        let path = dir.0.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let truncated = broken("truncated.ldb", &data[..data.len() / 2]);
+    let garbage = broken("garbage.ldb", &[0x5a; 4096]);
+    let short = broken("short.ldb", b"tiny");
+    let mut bad_crc = data.clone();
+    bad_crc[10] ^= 0x01; // inside the first data block
+    let bad_crc = broken("crc.ldb", &bad_crc);
+    let mut bad_magic = data.clone();
+    let n = bad_magic.len();
+    bad_magic[n - 1] ^= 0xff;
+    let bad_magic = broken("magic.ldb", &bad_magic);
+    for (path, expected) in [
+        (&truncated, "wrong magic number"),
+        (&garbage, "wrong magic number"),
+        (&short, "too short for a table"),
+        (&bad_crc, "checksum mismatch"),
+        (&bad_magic, "wrong magic number"),
+    ] {
+        let (code, stdout, stderr) = audit(&[path.as_path(), good.as_path()]);
+        assert_eq!(code, 1, "{stdout}{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("ERROR"))
+            .unwrap_or_default();
+        assert!(
+            line.contains(path.to_str().unwrap()) && line.contains(expected),
+            "{stdout}"
+        );
+        assert!(line.contains(" at offset "), "{line}");
+        assert!(
+            stdout.contains("leveldb  leveldb.BuiltinBloomFilter2"),
+            "the good table: {stdout}"
+        );
+    }
+
+    let empty = Scratch::new();
+    std::fs::create_dir_all(&empty.0).unwrap();
+    // Neither CURRENT nor a table: nothing audited is no OK (a mistyped path).
+    let (code, stdout, _) = audit(&[&empty.0]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("no table files"), "{stdout}");
+    assert!(stdout.contains("FAILED: nothing audited"), "{stdout}");
+
+    let (code, stdout, _) = audit(&[Path::new("/nonexistent/leveldb-bloom")]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("ERROR /nonexistent/leveldb-bloom: No such file"),
+        "{stdout}"
+    );
+
+    let usage = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .arg("audit")
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+/// Renames a table's filter block from goleveldb's `leveldb.BuiltinBloomFilter` to
+/// RocksDB's block-based `rocksdb.BuiltinBloomFilter`: the metaindex rewritten
+/// uncompressed with the new name, the index block after it moved, the footer
+/// pointing at both.
+fn rename_to_rocksdb(table: &Path) {
+    let data = std::fs::read(table).unwrap();
+    let parsed = leveldb_table::Table::open(&data).unwrap();
+    let (metaindex, index) = (parsed.metaindex, parsed.index);
+    let mut contents = parsed.block(metaindex).unwrap();
+    let from = b"filter.leveldb.BuiltinBloomFilter";
+    let at = contents
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("goleveldb's filter name");
+    contents[at..at + from.len()].copy_from_slice(b"filter.rocksdb.BuiltinBloomFilter");
+    let mut out = data[..metaindex.offset as usize].to_vec();
+    out.extend_from_slice(&contents);
+    out.push(0);
+    out.extend_from_slice(&leveldb_table::masked_crc(&contents, 0).to_le_bytes());
+    let index_offset = out.len() as u64;
+    let index_raw = &data[index.offset as usize..(index.offset + index.size + 5) as usize];
+    out.extend_from_slice(index_raw);
+    let footer = table_footer(
+        (metaindex.offset, contents.len() as u64),
+        (index_offset, index.size),
+    );
+    out.extend_from_slice(&footer);
+    std::fs::write(table, out).unwrap();
+}
+
+/// `rocksdb.BuiltinBloomFilter`, RocksDB's retired block-based filter, is read with
+/// its signed hash: filters built that way are `rocksdb-block-based` with no key
+/// missed; goleveldb's unsigned bits under that name lose the keys whose tails the
+/// readings disagree on.
+#[test]
+fn rocksdb_block_based_filters_are_read_with_the_signed_hash() {
+    let (db, _keys) = goleveldb_database();
+    let tables = live_table_files(&db.0);
+    for table in &tables {
+        rename_to_rocksdb(table);
+    }
+    let (code, json) = audit_json(&db.0);
+    assert_eq!(code, 1, "unsigned bits under RocksDB's name");
+    assert!(json["missed"].as_u64().unwrap() > 0);
+    for table in &tables {
+        rewrite_with_signed_hash(table, false, |_, _| {});
+    }
+    let (code, json) = audit_json(&db.0);
+    assert_eq!(code, 0, "{json}");
+    for table in json["tables"].as_array().unwrap() {
+        assert_eq!(table["dialect"], "rocksdb-block-based", "{table}");
+        assert_eq!(table["filter_name"], "rocksdb.BuiltinBloomFilter");
+    }
+}
