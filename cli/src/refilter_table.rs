@@ -11,8 +11,8 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 
 use leveldb_bloom::BloomFilterPolicy;
-use leveldb_table::manifest::LiveTable;
-use leveldb_table::{FilterBlock, NewTail, ReadAt, Table};
+use leveldb_table::db::manifest::LiveTable;
+use leveldb_table::{NewTail, ReadAt, Table};
 
 use crate::audit::{consulted_filters, measure};
 use crate::commit::{sync, Commit};
@@ -136,14 +136,16 @@ impl<'t> Job<'t> {
             bail!("its bytes after the data blocks differ from those written");
         }
         let table = Table::open(&self.new)?;
-        let Some((handle, block)) = table.filter_block(policy.name())? else {
+        let Some(filters) = table.filter(policy.name())? else {
             bail!("no filter block named {}", policy.name());
         };
-        if handle.offset != written.data_len || block != tail.filter_block() {
+        if filters.offset() != written.data_len || filters.contents() != tail.filter_block() {
             bail!("its filter block is not the one built");
         }
-        table.block(table.index)?;
-        let filters = FilterBlock::parse(&block, handle.offset)?;
+        table.block(table.index())?;
+        if let Some(e) = filters.ignored() {
+            bail!("{e}");
+        }
         Ok(measure(&consulted_filters(&filters, &tail.keys_per_filter)))
     }
 }

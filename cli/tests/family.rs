@@ -65,10 +65,9 @@ fn basho_bloom2_tables_are_checked_with_bloom2() {
     // The blocks are LZ4 (Basho's id 2), the filters bloom2's bits byte for byte.
     let bytes = std::fs::read(db.0.join("sst_3/000005.sst")).unwrap();
     let t = leveldb_table::Table::open(&bytes).unwrap();
-    assert_eq!(t.family, leveldb_table::Family::Basho);
-    assert_eq!(bytes[(t.index.offset + t.index.size) as usize], 2);
-    let (_, block) = current_filter_block(&t);
-    let filters = leveldb_table::FilterBlock::parse(&block, 0).unwrap();
+    assert_eq!(t.family(), leveldb_table::Family::Basho);
+    assert_eq!(bytes[(t.index().offset + t.index().size) as usize], 2);
+    let filters = current_filter_block(&t);
     let covered = t.keys_by_filter(&filters).unwrap();
     let mut leveldb_would_miss = 0;
     for (i, keys) in covered

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use leveldb_table::log::LogReader;
-use leveldb_table::manifest::{decode_edit, live_version};
+use leveldb_table::db::log::LogReader;
+use leveldb_table::db::manifest::{decode_edit, live_version};
 
 const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 const PYTHON: &str = "/usr/bin/python3";
