@@ -244,11 +244,18 @@ pub fn get_in_table<R: ReadAt + ?Sized>(
         return Ok(());
     };
     match (&got.filter, reader.policy_name) {
-        (FilterSeen::Asked { filters, index, .. }, _) => match filters.ignored() {
+        (
+            FilterSeen::Asked {
+                filters,
+                index,
+                may_match,
+            },
+            _,
+        ) => match filters.ignored() {
             Some(e) => {
                 step.no_filter = Some(format!("LevelDB ignores the filter block: {}", e.kind()))
             }
-            None => step.filter = Some(filter_step(filters, *index, key)),
+            None => step.filter = Some(filter_step(filters, *index, *may_match, key)),
         },
         (_, Some(name)) => step.no_filter = Some(missing_filter_reason(&table, name)?),
         (_, None) => step.no_filter = Some("the reader has no filter policy".into()),
@@ -298,12 +305,13 @@ fn missing_filter_reason<R: ReadAt + ?Sized>(
     })
 }
 
-/// LevelDB's `FilterBlockReader::KeyMayMatch` with filter `index` of `filters`.
-fn filter_step(filters: &FilterBlock, index: usize, key: &[u8]) -> FilterStep {
+/// LevelDB's `FilterBlockReader::KeyMayMatch` with filter `index` of `filters`,
+/// which answered `may_match`: the rule or the probes that gave the answer.
+fn filter_step(filters: &FilterBlock, index: usize, may_match: bool, key: &[u8]) -> FilterStep {
     let mut step = FilterStep {
         index,
         policy_asked: false,
-        answer: "may-match",
+        answer: if may_match { "may-match" } else { "absent" },
         rule: None,
         k: None,
         bits: None,
@@ -313,7 +321,6 @@ fn filter_step(filters: &FilterBlock, index: usize, key: &[u8]) -> FilterStep {
     match filters.lookup(index) {
         Lookup::MayMatch => step.rule = Some("no filter of this index, or bad offsets: may match"),
         Lookup::Absent => {
-            step.answer = "absent";
             step.rule = Some("offsets start = limit past the offset array: absent for every key");
         }
         Lookup::Filter(bytes) => {
@@ -322,9 +329,6 @@ fn filter_step(filters: &FilterBlock, index: usize, key: &[u8]) -> FilterStep {
             let h = bloom_hash(key);
             step.k = bytes.last().copied();
             step.bits = Some(8 * bytes.len().saturating_sub(1) as u64);
-            if !filter.may_contain_hash(h) {
-                step.answer = "absent";
-            }
             let probed = filter.probe_bits(h);
             if probed.is_empty() {
                 step.rule = Some(if bytes.len() < 2 {

@@ -7,7 +7,7 @@ use crate::filter_block_builder::FilterBlockBuilder;
 use crate::footer::{block_trailer, encode_footer, BlockHandle};
 use crate::get::{FilterPolicy, FilterSeen, Got};
 use crate::internal_key::lookup_key;
-use crate::table::Table;
+use crate::table::{Table, FILTER_PREFIX};
 
 /// The stand-in policy's name.
 const NAME: &str = "test.ListOfKeys";
@@ -84,7 +84,7 @@ fn table(blocks: &[&[&[u8]]], edit_filters: impl FnOnce(&mut Vec<u8>)) -> Vec<u8
     let filter_handle = put_block(&mut out, &filter_block);
     let mut value = Vec::new();
     filter_handle.encode_to(&mut value);
-    let metaindex_key = format!("filter.{NAME}").into_bytes();
+    let metaindex_key = [FILTER_PREFIX, NAME.as_bytes()].concat();
     let metaindex = put_block(&mut out, &block(&[(metaindex_key, value)]));
     let index = put_block(&mut out, &block(&index));
     out.extend_from_slice(&encode_footer(metaindex, index));
@@ -170,8 +170,8 @@ fn the_filter_for_a_block_offset_follows_the_base_the_block_stores() {
     // Base 0: one filter per byte of offsets; the second block's filter is the one
     // of its offset, and holds no filter here ("may match").
     let bytes = table(&[&[b"b"], &[b"d"]], |block| *block.last_mut().unwrap() = 0);
-    let table_ = Table::open(&bytes[..]).unwrap();
-    let filters: FilterBlock = table_.filter(NAME).unwrap().expect("a filter block");
+    let parsed = Table::open(&bytes[..]).unwrap();
+    let filters: FilterBlock = parsed.filter(NAME).unwrap().expect("a filter block");
     assert_eq!(filters.base_lg(), 0);
     let got = get(&bytes, b"d");
     let data = got.data_block.expect("a block");

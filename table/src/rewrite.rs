@@ -14,7 +14,7 @@ use crate::error::{corrupt, write_all, Error, ErrorKind, Result};
 use crate::filter_block_builder::FilterBlockBuilder;
 use crate::footer::{block_trailer, encode_footer, BlockHandle, FOOTER_LEN};
 use crate::source::ReadAt;
-use crate::table::Table;
+use crate::table::{Table, FILTER_PREFIX};
 
 /// Bytes copied from the old table at a time.
 const COPY_LEN: usize = 1 << 20;
@@ -151,14 +151,14 @@ fn copy_range<R: ReadAt + ?Sized>(source: &R, len: u64, out: &mut impl Write) ->
 /// restart point at 0. Stored raw: a block this small never shrinks by the eighth
 /// LevelDB asks of compression.
 fn metaindex_block(filter_name: &str, filter: BlockHandle) -> Vec<u8> {
-    let key = format!("filter.{filter_name}");
+    let key = [FILTER_PREFIX, filter_name.as_bytes()].concat();
     let mut value = Vec::new();
     filter.encode_to(&mut value);
     let mut block = Vec::new();
     put_varint(&mut block, 0);
     put_varint(&mut block, key.len() as u64);
     put_varint(&mut block, value.len() as u64);
-    block.extend_from_slice(key.as_bytes());
+    block.extend_from_slice(&key);
     block.extend_from_slice(&value);
     block.extend_from_slice(&0u32.to_le_bytes());
     block.extend_from_slice(&1u32.to_le_bytes());

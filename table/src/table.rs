@@ -18,7 +18,7 @@ use crate::source::ReadAt;
 /// How many bytes of neighbouring data blocks are read at once.
 const RUN_LEN: u64 = 1 << 20;
 /// The metaindex key of a filter block is this prefix and the policy's name.
-const FILTER_PREFIX: &[u8] = b"filter.";
+pub(crate) const FILTER_PREFIX: &[u8] = b"filter.";
 /// The metaindex key of the statistics block Basho's table builder adds.
 pub const BASHO_STATS: &[u8] = b"stats.sst1";
 
