@@ -30,10 +30,13 @@ pub struct TableReport {
     /// User keys in the table, each counted once however many entries it has here.
     pub distinct_user_keys: usize,
     pub missed: usize,
-    pub bits_per_key: f64,
+    /// The consulted filters' bits per key they cover, the k bytes left out: what
+    /// the table's writer asked for, measured (not the requested integer).
+    #[serde(rename = "bits_per_key")]
+    pub measured_bits_per_key: f64,
     /// The filter block's bits per entry of the table, everything counted: the k
     /// bytes, the offset array, empty filters and the 64-bit minimum of small ones:
-    /// what the table's filters cost in memory (well above `bits_per_key` when a
+    /// what the table's filters cost in memory (well above the measured bits per key when a
     /// 2 KiB filter covers few keys).
     pub true_bits_per_key: f64,
     /// The filter block's length, offset array included.
@@ -97,7 +100,7 @@ pub fn audit<R: ReadAt + ?Sized>(
         entries: 0,
         distinct_user_keys: 0,
         missed: 0,
-        bits_per_key: 0.0,
+        measured_bits_per_key: 0.0,
         true_bits_per_key: 0.0,
         filter_block_bytes: 0,
         k: None,
@@ -109,29 +112,24 @@ pub fn audit<R: ReadAt + ?Sized>(
         filter_block_ignored: None,
     };
     let filter_block = match &filter_entry {
-        Some((_, handle)) => Some((table.block(*handle)?, handle.offset)),
+        Some((_, handle)) => Some(table.read_filter(*handle)?),
         None => None,
     };
-    let filters = match &filter_block {
-        Some((block, offset)) => match FilterBlock::parse(block, *offset) {
-            Ok(filters) => Some(filters),
-            Err(e) => {
-                report.filter_block_ignored = Some(e.to_string());
-                None
-            }
-        },
-        None => None,
-    };
+    report.filter_block_ignored = (filter_block.as_ref())
+        .and_then(|block| block.ignored())
+        .map(|e| e.to_string());
+    // The filters LevelDB reads: none from a block it ignores.
+    let filters = filter_block
+        .as_ref()
+        .filter(|block| block.ignored().is_none());
     let name = filter_entry.map(|(name, _)| name);
     // Only the filters a data block of this file can be covered by are kept count
     // of: a filter block may claim millions more, which no Get consults.
-    let reachable = filters
-        .as_ref()
-        .map_or(0, |f| f.reachable_count(table.file_len()));
+    let reachable = filters.map_or(0, |f| f.reachable_count(table.file_len()));
     let mut walk = Walk::new(
         name.as_deref(),
-        table.family,
-        filters.as_ref(),
+        table.family(),
+        filters,
         reachable,
         max_missed,
     );
@@ -139,7 +137,7 @@ pub fn audit<R: ReadAt + ?Sized>(
     table.for_each_data_block(|handle, block| {
         read(handle.size);
         walk.enter(handle.offset);
-        each_user_key_of(block, handle.offset, table.family, |user_key| {
+        each_user_key_of(block, handle.offset, table.family(), |user_key| {
             let hash = bloom_hash_with(user_key, TailBytes::Unsigned);
             report.entries += 1;
             // Entries of one user key are neighbours; its hash spares most comparisons.
@@ -153,16 +151,17 @@ pub fn audit<R: ReadAt + ?Sized>(
         })
     })?;
     walk.finish_filter();
-    if let Some((block, _)) = &filter_block {
-        report.filter_block_bytes = block.len();
+    if let Some(block) = &filter_block {
+        let len = block.contents().len();
+        report.filter_block_bytes = len;
         if report.entries > 0 {
-            report.true_bits_per_key = 8.0 * block.len() as f64 / report.entries as f64;
+            report.true_bits_per_key = 8.0 * len as f64 / report.entries as f64;
         }
     }
     let Some(name) = name else {
         return Ok(report);
     };
-    report.dialect = match &filters {
+    report.dialect = match filters {
         // Bits Basho's bloom2 finds every key in are its; any other bits lose keys.
         Some(_) if walk.bloom2 && walk.missed.is_empty() => Dialect::BashoBloom2,
         Some(_) if walk.bloom2 => Dialect::Foreign,
@@ -181,9 +180,9 @@ pub fn audit<R: ReadAt + ?Sized>(
         (report.missed, report.missed_keys) = (missed.count, missed.keys);
         report.missed_by_old_x86_leveldb = besides.count;
     }
-    if let Some(filters) = &filters {
+    if let Some(filters) = filters {
         // bloom2's false positives are not LevelDB's: not measured.
-        let reading = reader(&name, table.family).filter(|_| !walk.bloom2);
+        let reading = reader(&name, table.family()).filter(|_| !walk.bloom2);
         summarize_filters(&mut report, filters, &walk.consulted_keys, reading);
     }
     report.filter_name = Some(name);
@@ -198,7 +197,7 @@ struct Walk<'a> {
     /// are Basho's; keys are checked with bloom2.
     bloom2: bool,
     legacy: bool,
-    filters: Option<&'a FilterBlock<'a>>,
+    filters: Option<&'a FilterBlock>,
     /// The filter index of the blocks being walked, and what LevelDB does with it.
     current: Option<(usize, Lookup<'a>)>,
     hashes: KeyHashes,
@@ -236,7 +235,7 @@ impl<'a> Walk<'a> {
     fn new(
         name: Option<&str>,
         family: Family,
-        filters: Option<&'a FilterBlock<'a>>,
+        filters: Option<&'a FilterBlock>,
         reachable: usize,
         max_missed: usize,
     ) -> Self {
@@ -339,8 +338,8 @@ fn summarize_filters(
         .map(|(f, _)| f.len())
         .fold(0, usize::saturating_add);
     report.k = consulted.iter().find_map(|(f, _)| f.last().copied());
-    let (bits_per_key, false_positive_percent) = measure(&consulted);
-    report.bits_per_key = bits_per_key;
+    let (measured_bits_per_key, false_positive_percent) = measure(&consulted);
+    report.measured_bits_per_key = measured_bits_per_key;
     if reading.is_some() {
         report.false_positive_percent = false_positive_percent;
     }
@@ -349,7 +348,7 @@ fn summarize_filters(
 /// The filters of `filters` that LevelDB consults (neither empty nor invalid), each
 /// with the keys it covers (`consulted_keys`, by filter index).
 pub fn consulted_filters<'a>(
-    filters: &FilterBlock<'a>,
+    filters: &'a FilterBlock,
     consulted_keys: &[usize],
 ) -> Vec<(&'a [u8], usize)> {
     (0..consulted_keys.len())

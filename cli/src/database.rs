@@ -86,7 +86,7 @@ pub fn plan(path: &Path) -> Result<Plan> {
             let jobs = live
                 .into_iter()
                 .map(|(level, number)| Job {
-                    path: leveldb_table::manifest::table_file_at_level(
+                    path: leveldb_table::db::manifest::table_file_at_level(
                         path,
                         level as usize,
                         number,
@@ -148,7 +148,7 @@ type LiveTables = Vec<(u32, u64)>;
 /// The live tables of the database in `dir`, and its comparator when it is not
 /// [`BYTEWISE`] (excerpted for display).
 fn live_version(dir: &Path) -> Result<(LiveTables, Option<String>)> {
-    let version = leveldb_table::manifest::live_version(dir)?;
+    let version = leveldb_table::db::manifest::live_version(dir)?;
     let comparator = version
         .comparator
         .as_deref()

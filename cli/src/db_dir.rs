@@ -177,7 +177,7 @@ impl DbDir {
     }
 }
 
-impl leveldb_table::manifest::DatabaseFiles for DbDir {
+impl leveldb_table::db::manifest::DatabaseFiles for DbDir {
     fn path(&self) -> &Path {
         &self.path
     }

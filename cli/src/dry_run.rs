@@ -7,13 +7,11 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
 use leveldb_bloom::BloomFilterPolicy;
-use leveldb_table::manifest::{live_version, table_file, NUM_LEVELS};
-use leveldb_table::{
-    each_user_key, FilterBlock, FilterBlockBuilder, Lookup, ReadAt, Table, FILTER_BASE_LG,
-};
+use leveldb_table::db::manifest::{live_version, table_file, NUM_LEVELS};
+use leveldb_table::{each_user_key, FilterBlock, FilterBlockBuilder, ReadAt, Table};
 use serde::Serialize;
 
-use crate::audit::{audit, false_positives};
+use crate::audit::{audit, consulted_filters, false_positives};
 use crate::database::BYTEWISE;
 use crate::hints::KEYS_IN_LOG;
 
@@ -154,16 +152,10 @@ fn candidate_costs<R: ReadAt + ?Sized>(
             })
         })
         .collect();
-    let mut keys_per_filter: Vec<usize> = Vec::new();
     let mut entries = 0u64;
     table.for_each_data_block(|handle, block| {
-        let index = (handle.offset >> FILTER_BASE_LG) as usize;
-        if keys_per_filter.len() <= index {
-            keys_per_filter.resize(index + 1, 0);
-        }
         each_user_key(block, handle.offset, |key| {
             builders.iter_mut().for_each(|b| b.add_key(key));
-            keys_per_filter[index] += 1;
             entries += 1;
         })?;
         let end = handle.end().expect("within the file");
@@ -174,14 +166,9 @@ fn candidate_costs<R: ReadAt + ?Sized>(
         .into_iter()
         .zip(policies)
         .map(|(builder, policy)| {
-            let block = builder.finish();
-            let filters = FilterBlock::parse(&block, 0).expect("built as LevelDB builds it");
-            let consulted: Vec<(&[u8], usize)> = (0..filters.count())
-                .filter_map(|i| match filters.lookup(i) {
-                    Lookup::Filter(f) => Some((f, keys_per_filter.get(i).copied().unwrap_or(0))),
-                    _ => None,
-                })
-                .collect();
+            let (block, keys_per_filter) = builder.finish_counted();
+            let filters = FilterBlock::new(block, 0);
+            let consulted = consulted_filters(&filters, &keys_per_filter);
             let fp = if entries == 0 {
                 0.0
             } else {
@@ -193,7 +180,7 @@ fn candidate_costs<R: ReadAt + ?Sized>(
                 cost: Cost {
                     bits_per_key: Some(policy.bits_per_key()),
                     tables_with_filter: 1,
-                    filter_bytes: block.len() as u64,
+                    filter_bytes: filters.contents().len() as u64,
                     ..Cost::default()
                 },
             }

@@ -11,11 +11,11 @@ use std::path::Path;
 use anyhow::{anyhow, Result};
 use leveldb_bloom::hash::{bloom_hash_with, TailBytes};
 use leveldb_bloom::Filter;
+use leveldb_table::db::manifest::{table_file_at_level, LiveTable, Version};
 use leveldb_table::internal_key::{
     compare_internal_keys, lookup_key, parse_internal_key, EntryKind,
 };
-use leveldb_table::manifest::{table_file_at_level, LiveTable, Version};
-use leveldb_table::{each_entry, excerpt, FilterBlock, Lookup, ReadAt, Table};
+use leveldb_table::{excerpt, FilterBlock, FilterPolicy, FilterSeen, Lookup, ReadAt, Table};
 use serde::Serialize;
 
 use crate::hex::hex;
@@ -232,50 +232,57 @@ pub fn get_in_table<R: ReadAt + ?Sized>(
     lookup: &[u8],
     step: &mut Step,
 ) -> leveldb_table::Result<()> {
-    let parsed = Table::open(source)?;
-    let Some(handle) = parsed.seek(lookup)? else {
+    let table = Table::open(source)?;
+    let key_may_match = |key: &[u8], filter: &[u8]| {
+        Filter::new(filter).may_contain_hash(bloom_hash_with(key, reader.tail_bytes))
+    };
+    let policy = reader.policy_name.map(|name| FilterPolicy {
+        name,
+        key_may_match: &key_may_match,
+    });
+    let got = table.get(lookup, policy)?;
+    let Some(handle) = got.data_block else {
         step.no_filter = Some("the key sorts after the table's last block".into());
         step.outcome = Some("not in table");
         return Ok(());
     };
-    match reader.policy_name {
-        None => step.no_filter = Some("the reader has no filter policy".into()),
-        Some(name) => match parsed.filter_block(name)? {
-            None => step.no_filter = Some(missing_filter_reason(&parsed, name)?),
-            Some((filter_handle, block)) => {
-                match FilterBlock::parse(&block, filter_handle.offset) {
-                    Err(e) => {
-                        step.no_filter =
-                            Some(format!("LevelDB ignores the filter block: {}", e.kind()))
-                    }
-                    Ok(filters) => {
-                        step.filter =
-                            Some(filter_step(&filters, handle.offset, key, reader.tail_bytes))
-                    }
-                }
+    match (&got.filter, reader.policy_name) {
+        (
+            FilterSeen::Asked {
+                filters,
+                index,
+                may_match,
+            },
+            _,
+        ) => match filters.ignored() {
+            Some(e) => {
+                step.no_filter = Some(format!("LevelDB ignores the filter block: {}", e.kind()))
+            }
+            None => {
+                step.filter = Some(filter_step(
+                    filters,
+                    *index,
+                    *may_match,
+                    key,
+                    reader.tail_bytes,
+                ))
             }
         },
+        (_, Some(name)) => step.no_filter = Some(missing_filter_reason(&table, name)?),
+        (_, None) => step.no_filter = Some("the reader has no filter policy".into()),
     }
-    if step.filter.as_ref().is_some_and(|f| f.answer == "absent") {
+    if !got.block_read {
         return Ok(());
     }
     step.data_block_read = Some(handle.offset);
-    let block = parsed.block(handle)?;
-    let mut first_at_or_after = None;
-    each_entry(&block, handle.offset, |entry, _| {
-        if first_at_or_after.is_none() && compare_internal_keys(entry, lookup).is_ge() {
-            first_at_or_after =
-                parse_internal_key(entry).map(|p| (p.user_key == key, p.kind, p.sequence));
-        }
-        Ok(())
-    })?;
-    match first_at_or_after {
-        Some((true, kind, sequence)) => {
-            step.outcome = Some(match kind {
+    let entry = (got.entry.as_ref()).and_then(|(entry, _)| parse_internal_key(entry));
+    match entry {
+        Some(entry) if entry.user_key == key => {
+            step.outcome = Some(match entry.kind {
                 EntryKind::Value => "value",
                 EntryKind::Deletion => "deletion",
             });
-            step.sequence = Some(sequence);
+            step.sequence = Some(entry.sequence);
         }
         _ if step.filter.as_ref().is_some_and(|f| f.rule.is_none()) => {
             step.outcome = Some("false positive")
@@ -304,18 +311,20 @@ fn missing_filter_reason<R: ReadAt + ?Sized>(
     })
 }
 
-/// LevelDB's `FilterBlockReader::KeyMayMatch` for the block at `block_offset`.
+/// LevelDB's `FilterBlockReader::KeyMayMatch` with filter `index` of `filters`,
+/// which answered `may_match`: the rule or the probes that gave the answer, the key
+/// hashed as `tail_bytes` says.
 fn filter_step(
     filters: &FilterBlock,
-    block_offset: u64,
+    index: usize,
+    may_match: bool,
     key: &[u8],
     tail_bytes: TailBytes,
 ) -> FilterStep {
-    let index = filters.index_of(block_offset);
     let mut step = FilterStep {
         index,
         policy_asked: false,
-        answer: "may-match",
+        answer: if may_match { "may-match" } else { "absent" },
         rule: None,
         k: None,
         bits: None,
@@ -325,7 +334,6 @@ fn filter_step(
     match filters.lookup(index) {
         Lookup::MayMatch => step.rule = Some("no filter of this index, or bad offsets: may match"),
         Lookup::Absent => {
-            step.answer = "absent";
             step.rule = Some("offsets start = limit past the offset array: absent for every key");
         }
         Lookup::Filter(bytes) => {
@@ -334,9 +342,6 @@ fn filter_step(
             let h = bloom_hash_with(key, tail_bytes);
             step.k = bytes.last().copied();
             step.bits = Some(8 * bytes.len().saturating_sub(1) as u64);
-            if !filter.may_contain_hash(h) {
-                step.answer = "absent";
-            }
             let probed = filter.probe_bits(h);
             if probed.is_empty() {
                 step.rule = Some(if bytes.len() < 2 {

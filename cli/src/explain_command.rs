@@ -58,7 +58,7 @@ fn explain_all(
     log: bool,
     policy: Policy,
 ) -> Result<Vec<KeyExplained>> {
-    let version = leveldb_table::manifest::live_version(path)?;
+    let version = leveldb_table::db::manifest::live_version(path)?;
     if let Some(name) = version
         .comparator
         .as_deref()

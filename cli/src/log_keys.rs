@@ -6,10 +6,10 @@ use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use leveldb_table::db::log::open_log;
+use leveldb_table::db::manifest::Version;
+use leveldb_table::db::write_batch::for_each_batch_entry;
 use leveldb_table::internal_key::EntryKind;
-use leveldb_table::log::open_log;
-use leveldb_table::manifest::Version;
-use leveldb_table::write_batch::for_each_batch_entry;
 
 use crate::explain::Found;
 

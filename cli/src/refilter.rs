@@ -11,8 +11,8 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use leveldb_bloom::BloomFilterPolicy;
-use leveldb_table::log_writer::LogWriter;
-use leveldb_table::manifest::{live_version_in, LiveTable, Version};
+use leveldb_table::db::log_writer::LogWriter;
+use leveldb_table::db::manifest::{live_version_in, LiveTable, Version};
 use serde::Serialize;
 
 use crate::commit::{check_room, Commit, DbLock};
@@ -51,7 +51,7 @@ impl RefilterReport {
                 t.new,
                 t.entries,
                 t.filter_block_bytes,
-                t.bits_per_key,
+                t.measured_bits_per_key,
                 t.false_positive_percent
                     .map_or("no".into(), |p| format!("{p:.2}%")),
             );
@@ -187,7 +187,8 @@ fn refilter_locked(
     let snapshot = version.snapshot(tables, numbers.next_file).encode();
     let mut log = LogWriter::new(BufWriter::new(file));
     log.add_record(&snapshot)
-        .and_then(|()| log.into_inner().into_inner().map_err(|e| e.into_error()))
+        .map_err(anyhow::Error::from)
+        .and_then(|()| Ok(log.into_inner().into_inner().map_err(|e| e.into_error())?))
         .map_err(|e| anyhow!("{}: {e}", dir.display(&manifest)))
         .and_then(|file| commit.sync(&manifest, &file))?;
     report.manifest = Some(manifest.clone());

@@ -11,8 +11,8 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 
 use leveldb_bloom::BloomFilterPolicy;
-use leveldb_table::manifest::LiveTable;
-use leveldb_table::{FilterBlock, NewTail, ReadAt, Table};
+use leveldb_table::db::manifest::LiveTable;
+use leveldb_table::{NewTail, ReadAt, Table};
 
 use crate::audit::{consulted_filters, measure};
 use crate::commit::{sync, Commit};
@@ -31,7 +31,8 @@ pub struct TableRefiltered {
     pub filter_block_bytes: u64,
     /// The new filters' bits per key, offset array and empty filters left out, as
     /// the audit measures them.
-    pub bits_per_key: f64,
+    #[serde(rename = "bits_per_key")]
+    pub measured_bits_per_key: f64,
     pub false_positive_percent: Option<f64>,
 }
 
@@ -95,12 +96,13 @@ impl<'t> Job<'t> {
             .and_then(|()| (&self.new).write_all(&tail.bytes))
             .map_err(|e| anyhow!("{}: {e}", dir.display(&self.new_name)))?;
         sync(dir, &self.new_name, &self.new)?;
-        let (bits_per_key, false_positive_percent) = self.check(&tail, policy).map_err(|why| {
-            anyhow!(
-                "{}: the new table fails its check: {why}",
-                dir.display(&self.new_name)
-            )
-        })?;
+        let (measured_bits_per_key, false_positive_percent) =
+            self.check(&tail, policy).map_err(|why| {
+                anyhow!(
+                    "{}: the new table fails its check: {why}",
+                    dir.display(&self.new_name)
+                )
+            })?;
         let done = TableRefiltered {
             level: self.table.level,
             old: dir.display(&self.old_name),
@@ -109,7 +111,7 @@ impl<'t> Job<'t> {
             old_size: self.table.size,
             new_size: written.size,
             filter_block_bytes: written.filter_block_len,
-            bits_per_key,
+            measured_bits_per_key,
             false_positive_percent,
         };
         let new = LiveTable {
@@ -136,14 +138,16 @@ impl<'t> Job<'t> {
             bail!("its bytes after the data blocks differ from those written");
         }
         let table = Table::open(&self.new)?;
-        let Some((handle, block)) = table.filter_block(policy.name())? else {
+        let Some(filters) = table.filter(policy.name())? else {
             bail!("no filter block named {}", policy.name());
         };
-        if handle.offset != written.data_len || block != tail.filter_block() {
+        if filters.offset() != written.data_len || filters.contents() != tail.filter_block() {
             bail!("its filter block is not the one built");
         }
-        table.block(table.index)?;
-        let filters = FilterBlock::parse(&block, handle.offset)?;
+        table.block(table.index())?;
+        if let Some(e) = filters.ignored() {
+            bail!("{e}");
+        }
         Ok(measure(&consulted_filters(&filters, &tail.keys_per_filter)))
     }
 }

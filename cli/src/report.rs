@@ -184,7 +184,7 @@ impl Report {
                 t.filters,
                 t.entries,
                 t.missed,
-                t.bits_per_key,
+                t.measured_bits_per_key,
                 t.true_bits_per_key,
                 t.k.map_or("-".to_string(), |k| k.to_string()),
                 t.filter_bytes,

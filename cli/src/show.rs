@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use leveldb_bloom::{BloomFilterPolicy, LEGACY_POLICY_NAME, POLICY_NAME};
 use leveldb_table::internal_key::{lookup_key, MAX_SEQUENCE};
-use leveldb_table::{BlockHandle, FilterBlock, Lookup, ReadAt, Table};
+use leveldb_table::{FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
 use crate::hex::hex;
@@ -155,9 +155,11 @@ pub fn table_page<R: ReadAt + ?Sized>(
     key: Option<&[u8]>,
 ) -> Result<PageData> {
     let table = Table::open(source)?;
-    let (name, handle, block) = leveldb_filter_block(&table)?;
-    let filters = FilterBlock::parse(&block, handle.offset)
-        .map_err(|e| anyhow!("LevelDB ignores this filter block: {e}"))?;
+    let (name, filters) = leveldb_filter_block(&table)?;
+    if let Some(e) = filters.ignored() {
+        bail!("LevelDB ignores this filter block: {e}");
+    }
+    let block_len = filters.contents().len();
     let reachable = filters.reachable_count(table.file_len());
     let filter_bytes: usize = (0..reachable)
         .map(|i| match filters.lookup(i) {
@@ -165,10 +167,9 @@ pub fn table_page<R: ReadAt + ?Sized>(
             _ => 0,
         })
         .fold(0, usize::saturating_add);
-    if filter_bytes > block.len() {
+    if filter_bytes > block_len {
         bail!(
-            "the filters add up to {filter_bytes} bytes in a filter block of {}: its offsets make them overlap, which LevelDB never writes; not drawn",
-            block.len()
+            "the filters add up to {filter_bytes} bytes in a filter block of {block_len}: its offsets make them overlap, which LevelDB never writes; not drawn"
         );
     }
     if filter_bytes > MAX_PAGE_FILTER_BYTES {
@@ -208,7 +209,7 @@ pub fn table_page<R: ReadAt + ?Sized>(
             keys.push(hex(key));
         }
     })?;
-    let span = |i: usize| (i as u64) << filters.base_lg;
+    let span = |i: usize| (i as u64) << filters.base_lg();
     let shown = keys
         .into_iter()
         .enumerate()
@@ -241,17 +242,17 @@ pub fn table_page<R: ReadAt + ?Sized>(
 }
 
 /// The filter block LevelDB reads (`filter.leveldb.BuiltinBloomFilter2`), or the
-/// legacy name's: the name, its handle and contents; an unreadable metaindex is said
-/// as such, not as "no filter".
+/// legacy name's, and the name; an unreadable metaindex is said as such, not as "no
+/// filter".
 fn leveldb_filter_block<R: ReadAt + ?Sized>(
     table: &Table<'_, R>,
-) -> Result<(&'static str, BlockHandle, Vec<u8>)> {
+) -> Result<(&'static str, FilterBlock)> {
     for name in [POLICY_NAME, LEGACY_POLICY_NAME] {
         let found = table
             .filter_block_handle(name)
             .map_err(|e| anyhow!("the metaindex block cannot be read: {e}"))?;
         if let Some(handle) = found {
-            return Ok((name, handle, table.block(handle)?));
+            return Ok((name, table.read_filter(handle)?));
         }
     }
     bail!("the table has no filter block of LevelDB's (leveldb.BuiltinBloomFilter2 or the legacy name)")
@@ -262,7 +263,7 @@ fn leveldb_filter_block<R: ReadAt + ?Sized>(
 fn each_covered_key<R: ReadAt + ?Sized>(
     table: &Table<'_, R>,
     reachable: usize,
-    filters: &FilterBlock<'_>,
+    filters: &FilterBlock,
     mut visit: impl FnMut(usize, &[u8]),
 ) -> leveldb_table::Result<()> {
     table.for_each_data_block(|handle, block| {

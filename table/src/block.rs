@@ -4,7 +4,7 @@
 use crate::coding::{decode_fixed32, get_varint};
 use crate::compression::Family;
 use crate::error::{corrupt, ErrorKind, Result};
-use crate::internal_key::INTERNAL_KEY_TAG_LEN;
+use crate::internal_key::{compare_internal_keys, INTERNAL_KEY_TAG_LEN};
 
 /// Calls `visit` with each entry of `block` in order (`offset` is the block's, for
 /// errors), its whole key rebuilt in one buffer reused from entry to entry.
@@ -52,6 +52,26 @@ pub fn each_entry<'b>(
         pos += value_len;
     }
     Ok(())
+}
+
+/// The first entry of `block` (at `offset`) whose key is at or after `target` in
+/// LevelDB's internal-key order (user keys ascending, then sequence numbers
+/// descending): what LevelDB's block iterator's `Seek` lands on, its key and value.
+/// `None` when every key sorts before `target`. The whole block is decoded, so that
+/// a malformed entry after the one found is still an error.
+pub(crate) fn seek<'b>(
+    block: &'b [u8],
+    offset: u64,
+    target: &[u8],
+) -> Result<Option<(Vec<u8>, &'b [u8])>> {
+    let mut found = None;
+    each_entry(block, offset, |key, value| {
+        if found.is_none() && compare_internal_keys(key, target).is_ge() {
+            found = Some((key.to_vec(), value));
+        }
+        Ok(())
+    })?;
+    Ok(found)
 }
 
 /// Calls `visit` with the user key of each entry of the data block `block` (at

@@ -36,7 +36,7 @@ pub enum ErrorKind {
     Read(io::Error),
     /// A table's footer could not be read.
     ReadFooter(io::Error),
-    /// A new table could not be written.
+    /// A new table or log could not be written.
     Write(io::Error),
     /// A file shorter than a table's footer.
     TooShortForTable { len: u64 },
@@ -172,6 +172,12 @@ impl Error {
 /// `Err` of an error of `kind` at `offset`.
 pub(crate) fn corrupt<T>(offset: u64, kind: ErrorKind) -> Result<T> {
     Err(Error::at(offset, kind))
+}
+
+/// Writes `bytes` to `out`; an error is of kind [`ErrorKind::Write`].
+pub(crate) fn write_all(out: &mut impl io::Write, bytes: &[u8]) -> Result<()> {
+    out.write_all(bytes)
+        .map_err(|e| Error::new(ErrorKind::Write(e)))
 }
 
 /// `FILE at offset N: what`, each part when known.

@@ -1,17 +1,23 @@
 //! The filter block, read as LevelDB 1.23's `FilterBlockReader` reads it, branch
-//! by branch: what LevelDB does with a filter
-//! block, however malformed, is what a reader of it must predict.
+//! by branch: what LevelDB does with a filter block, however malformed, is what a
+//! reader of it must predict.
 
 use crate::coding::decode_fixed32;
-use crate::error::{corrupt, ErrorKind, Result};
+use crate::error::{Error, ErrorKind};
 
-/// A filter block: one filter per `2^base_lg` bytes of data-block offsets.
-pub struct FilterBlock<'a> {
-    data: &'a [u8],
+/// A filter block: one filter per `2^base_lg` bytes of data-block offsets, its base
+/// read from the block (LevelDB writes 11, goleveldb what it is configured with).
+pub struct FilterBlock {
+    contents: Vec<u8>,
+    /// The block's offset in its file.
+    offset: u64,
     /// Where the offset array starts (LevelDB's `offset_ - data_`).
     array_offset: usize,
+    /// How many filters the block holds (LevelDB's `num_`).
     count: usize,
-    pub base_lg: u8,
+    base_lg: u8,
+    /// Why LevelDB's reader takes the block as holding no filter, when it does.
+    ignored: Option<Error>,
 }
 
 /// What LevelDB's `KeyMayMatch(block_offset, key)` does for the data block at
@@ -30,31 +36,60 @@ pub enum Lookup<'a> {
     MayMatch,
 }
 
-impl<'a> FilterBlock<'a> {
-    /// The filter block `data` (at `offset` in its file, for errors). An error where
-    /// LevelDB's reader takes the block as holding no filter at all (shorter than 5
-    /// bytes, or an offset array starting past its end): LevelDB then answers "may
-    /// match" for every key, so such a block hides no key.
-    pub fn parse(data: &'a [u8], offset: u64) -> Result<Self> {
-        let n = data.len();
-        if n < 5 {
-            return corrupt(offset, ErrorKind::FilterBlockTooShort);
+impl FilterBlock {
+    /// The filter block `contents`, at `offset` in its file, as LevelDB's reader takes
+    /// it. A block shorter than 5 bytes, or whose offset array would start past its
+    /// end, holds no filter for LevelDB ([`ignored`](Self::ignored) says why): it
+    /// then answers "may match" for every key, so such a block hides no key.
+    pub fn new(contents: Vec<u8>, offset: u64) -> Self {
+        let mut block = Self {
+            contents,
+            offset,
+            array_offset: 0,
+            count: 0,
+            base_lg: 0,
+            ignored: None,
+        };
+        let n = block.contents.len();
+        let Some(last_word) = n.checked_sub(5) else {
+            block.ignored = Some(Error::at(offset, ErrorKind::FilterBlockTooShort));
+            return block;
+        };
+        let array_offset = decode_fixed32(&block.contents, last_word).expect("checked") as usize;
+        if array_offset > last_word {
+            block.ignored = Some(Error::at(offset, ErrorKind::FilterArrayPastEnd));
+            return block;
         }
-        let array_offset = decode_fixed32(data, n - 5).expect("checked") as usize;
-        if array_offset > n - 5 {
-            return corrupt(offset, ErrorKind::FilterArrayPastEnd);
-        }
-        Ok(Self {
-            data,
-            array_offset,
-            count: (n - 5 - array_offset) / 4,
-            base_lg: data[n - 1],
-        })
+        block.array_offset = array_offset;
+        block.count = (last_word - array_offset) / 4;
+        block.base_lg = block.contents[n - 1];
+        block
     }
 
-    /// How many filters the block holds (LevelDB's `num_`).
+    /// Why LevelDB takes the block as holding no filter at all, when it does.
+    pub fn ignored(&self) -> Option<&Error> {
+        self.ignored.as_ref()
+    }
+
+    /// The block's bytes, offset array and base included.
+    pub fn contents(&self) -> &[u8] {
+        &self.contents
+    }
+
+    /// Where the block starts in its file.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// How many filters the block holds (LevelDB's `num_`; 0 when ignored).
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// The logarithm of the data-block offsets each filter covers, as the block
+    /// stores it (0 when ignored, as LevelDB's reader leaves it).
+    pub fn base_lg(&self) -> u8 {
+        self.base_lg
     }
 
     /// How many of the filters a data block of a file of `file_len` bytes can be
@@ -70,16 +105,22 @@ impl<'a> FilterBlock<'a> {
         }
     }
 
+    /// What LevelDB does for the data block at `block_offset`: with the filter of
+    /// index [`index_of`](Self::index_of) that offset.
+    pub fn for_block(&self, block_offset: u64) -> Lookup<'_> {
+        self.lookup(self.index_of(block_offset))
+    }
+
     /// What LevelDB does with filter `i`.
-    pub fn lookup(&self, i: usize) -> Lookup<'a> {
+    pub fn lookup(&self, i: usize) -> Lookup<'_> {
         if i >= self.count {
             return Lookup::MayMatch;
         }
         let entry = self.array_offset + 4 * i;
-        let start = decode_fixed32(self.data, entry).expect("within the array") as usize;
-        let limit = decode_fixed32(self.data, entry + 4).expect("within the block") as usize;
+        let start = decode_fixed32(&self.contents, entry).expect("within the array") as usize;
+        let limit = decode_fixed32(&self.contents, entry + 4).expect("within the block") as usize;
         if start <= limit && limit <= self.array_offset {
-            Lookup::Filter(&self.data[start..limit])
+            Lookup::Filter(&self.contents[start..limit])
         } else if start == limit {
             Lookup::Absent
         } else {

@@ -10,11 +10,11 @@ use std::io::Write;
 use crate::block::each_user_key;
 use crate::coding::put_varint;
 use crate::compression::Family;
-use crate::error::{corrupt, Error, ErrorKind, Result};
+use crate::error::{corrupt, write_all, Error, ErrorKind, Result};
 use crate::filter_block_builder::FilterBlockBuilder;
-use crate::format::{block_trailer, encode_footer, BlockHandle, FOOTER_LEN};
+use crate::footer::{block_trailer, encode_footer, BlockHandle, FOOTER_LEN};
 use crate::source::ReadAt;
-use crate::table::Table;
+use crate::table::{Table, FILTER_PREFIX};
 
 /// Bytes copied from the old table at a time.
 const COPY_LEN: usize = 1 << 20;
@@ -66,7 +66,7 @@ pub fn rewrite_with_filter<R: ReadAt + ?Sized>(
 ) -> Result<Rewritten> {
     let tail = new_tail(source, filter_name, create)?;
     copy_range(source, tail.rewritten.data_len, out)?;
-    write(out, &tail.bytes)?;
+    write_all(out, &tail.bytes)?;
     Ok(tail.rewritten)
 }
 
@@ -80,10 +80,10 @@ pub fn new_tail<R: ReadAt + ?Sized>(
     create: impl FnMut(&[&[u8]], &mut Vec<u8>),
 ) -> Result<NewTail> {
     let table = Table::open(source)?;
-    if table.family == Family::Basho {
+    if table.family() == Family::Basho {
         return Err(Error::new(ErrorKind::BashoTable));
     }
-    let index = table.raw_block(table.index)?;
+    let index = table.raw_block(table.index())?;
     let mut filters = FilterBlockBuilder::new(create);
     filters.start_block(0);
     let (mut data_len, mut entries) = (0u64, 0u64);
@@ -115,7 +115,7 @@ pub fn new_tail<R: ReadAt + ?Sized>(
     };
     let index_handle = BlockHandle {
         offset: metaindex_handle.end().expect("small"),
-        size: table.index.size,
+        size: table.index().size,
     };
     bytes.extend_from_slice(&index);
     bytes.extend_from_slice(&encode_footer(metaindex_handle, index_handle));
@@ -140,7 +140,7 @@ fn copy_range<R: ReadAt + ?Sized>(source: &R, len: u64, out: &mut impl Write) ->
         source
             .read_exact_at(&mut buf[..n], at)
             .map_err(|e| Error::at(at, ErrorKind::Read(e)))?;
-        write(out, &buf[..n])?;
+        write_all(out, &buf[..n])?;
         at += n as u64;
     }
     Ok(())
@@ -151,22 +151,16 @@ fn copy_range<R: ReadAt + ?Sized>(source: &R, len: u64, out: &mut impl Write) ->
 /// restart point at 0. Stored raw: a block this small never shrinks by the eighth
 /// LevelDB asks of compression.
 fn metaindex_block(filter_name: &str, filter: BlockHandle) -> Vec<u8> {
-    let key = format!("filter.{filter_name}");
+    let key = [FILTER_PREFIX, filter_name.as_bytes()].concat();
     let mut value = Vec::new();
     filter.encode_to(&mut value);
     let mut block = Vec::new();
     put_varint(&mut block, 0);
     put_varint(&mut block, key.len() as u64);
     put_varint(&mut block, value.len() as u64);
-    block.extend_from_slice(key.as_bytes());
+    block.extend_from_slice(&key);
     block.extend_from_slice(&value);
     block.extend_from_slice(&0u32.to_le_bytes());
     block.extend_from_slice(&1u32.to_le_bytes());
     block
-}
-
-/// Writes `bytes` to `out`; an error is of kind [`ErrorKind::Write`].
-fn write(out: &mut impl Write, bytes: &[u8]) -> Result<()> {
-    out.write_all(bytes)
-        .map_err(|e| Error::new(ErrorKind::Write(e)))
 }

@@ -4,22 +4,21 @@
 
 use std::collections::BTreeMap;
 
-use crate::block::{each_entry, each_user_key_of};
+use crate::block::{each_entry, each_user_key_of, seek};
 use crate::compression::Family;
 use crate::error::{corrupt, Error, ErrorKind, Result};
 use crate::filter_block::FilterBlock;
-use crate::format::{
+use crate::footer::{
     decode_block, decode_block_into, decode_footer, handle_value, verify_trailer, BlockHandle,
     FOOTER_LEN, TRAILER_LEN,
 };
-use crate::internal_key::compare_internal_keys;
 use crate::limits::MAX_BLOCK_LEN;
 use crate::source::ReadAt;
 
 /// How many bytes of neighbouring data blocks are read at once.
 const RUN_LEN: u64 = 1 << 20;
 /// The metaindex key of a filter block is this prefix and the policy's name.
-const FILTER_PREFIX: &[u8] = b"filter.";
+pub(crate) const FILTER_PREFIX: &[u8] = b"filter.";
 /// The metaindex key of the statistics block Basho's table builder adds.
 pub const BASHO_STATS: &[u8] = b"stats.sst1";
 
@@ -27,13 +26,9 @@ pub const BASHO_STATS: &[u8] = b"stats.sst1";
 pub struct Table<'r, R: ReadAt + ?Sized> {
     source: &'r R,
     file_len: u64,
-    /// The metaindex block: the filter blocks' names and handles.
-    pub metaindex: BlockHandle,
-    /// The index block: a separator key at or after each data block's last key,
-    /// and the block's handle.
-    pub index: BlockHandle,
-    /// Whose compression ids the table's blocks use.
-    pub family: Family,
+    metaindex: BlockHandle,
+    index: BlockHandle,
+    family: Family,
 }
 
 impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
@@ -105,6 +100,22 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
         self.file_len
     }
 
+    /// The metaindex block: the filter blocks' names and handles.
+    pub fn metaindex(&self) -> BlockHandle {
+        self.metaindex
+    }
+
+    /// The index block: a separator key at or after each data block's last key, and
+    /// the block's handle.
+    pub fn index(&self) -> BlockHandle {
+        self.index
+    }
+
+    /// Whose compression ids the table's blocks use.
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
     /// A block's contents: checksum verified, decompressed.
     pub fn block(&self, handle: BlockHandle) -> Result<Vec<u8>> {
         self.block_of(handle, self.family)
@@ -135,14 +146,10 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
     /// seeks the index. `None` when `lookup` sorts after the table's last block.
     pub fn seek(&self, lookup: &[u8]) -> Result<Option<BlockHandle>> {
         let index = self.block(self.index)?;
-        let mut found = None;
-        each_entry(&index, self.index.offset, |separator, value| {
-            if found.is_none() && compare_internal_keys(separator, lookup).is_ge() {
-                found = Some(handle_value(value, self.index.offset)?);
-            }
-            Ok(())
-        })?;
-        Ok(found)
+        match seek(&index, self.index.offset, lookup)? {
+            Some((_, value)) => Ok(Some(handle_value(value, self.index.offset)?)),
+            None => Ok(None),
+        }
     }
 
     /// The policy names of the filter blocks the metaindex names (its keys without
@@ -181,20 +188,25 @@ impl<'r, R: ReadAt + ?Sized> Table<'r, R> {
         Ok(found)
     }
 
-    /// The filter block LevelDB reads with the policy `policy_name`: its handle and
-    /// contents, if the table has one.
-    pub fn filter_block(&self, policy_name: &str) -> Result<Option<(BlockHandle, Vec<u8>)>> {
+    /// The filter block LevelDB reads with the policy `policy_name` (stored under
+    /// `filter.` + the name), if the table has one: LevelDB's `Table::ReadFilter`.
+    pub fn filter(&self, policy_name: &str) -> Result<Option<FilterBlock>> {
         match self.filter_block_handle(policy_name)? {
-            Some(handle) => Ok(Some((handle, self.block(handle)?))),
+            Some(handle) => Ok(Some(self.read_filter(handle)?)),
             None => Ok(None),
         }
+    }
+
+    /// The filter block of `handle`, read and checked against its checksum.
+    pub fn read_filter(&self, handle: BlockHandle) -> Result<FilterBlock> {
+        Ok(FilterBlock::new(self.block(handle)?, handle.offset))
     }
 
     /// The user keys (internal keys without their tag) of the data blocks each filter
     /// of `filters` covers, in order, duplicates kept: what the table builder gave
     /// the policy for each filter (of the [reachable](FilterBlock::reachable_count)
     /// ones). Holds every key of the table: for tests and small tables.
-    pub fn keys_by_filter(&self, filters: &FilterBlock<'_>) -> Result<Vec<Vec<Vec<u8>>>> {
+    pub fn keys_by_filter(&self, filters: &FilterBlock) -> Result<Vec<Vec<Vec<u8>>>> {
         let mut keys = vec![Vec::new(); filters.reachable_count(self.file_len)];
         self.for_each_data_block(|handle, block| {
             let Some(covering) = keys.get_mut(filters.index_of(handle.offset)) else {

@@ -6,7 +6,7 @@ use crate::coding::put_varint;
 use crate::compression::Family;
 use crate::error::Result;
 use crate::filter_block::{FilterBlock, Lookup};
-use crate::format::{decode_block_into, handle_value, BlockHandle};
+use crate::footer::{decode_block_into, handle_value, BlockHandle};
 use crate::source::ReadAt;
 use crate::table::Table;
 
@@ -103,8 +103,8 @@ fn filter_block(filters: &[&[u8]]) -> Vec<u8> {
 #[test]
 fn filter_offsets_give_each_filter() {
     let bytes = filter_block(&[b"abc", b"", b"de"]);
-    let block = FilterBlock::parse(&bytes, 0).unwrap();
-    assert_eq!((block.count(), block.base_lg), (3, 11));
+    let block = FilterBlock::new(bytes.clone(), 0);
+    assert_eq!((block.count(), block.base_lg()), (3, 11));
     assert_eq!(block.lookup(0), Lookup::Filter(b"abc"));
     assert_eq!(block.lookup(1), Lookup::Filter(b""));
     assert_eq!(block.lookup(2), Lookup::Filter(b"de"));
@@ -118,16 +118,16 @@ fn filter_offsets_give_each_filter() {
         (0, 0, 1)
     );
     assert!(
-        FilterBlock::parse(&[0; 4], 0).is_err(),
+        FilterBlock::new(vec![0; 4], 0).ignored().is_some(),
         "shorter than 5 bytes"
     );
     let mut past = bytes.clone();
     let n = past.len();
     past[n - 5..n - 1].copy_from_slice(&1000u32.to_le_bytes());
-    assert!(
-        FilterBlock::parse(&past, 0).is_err(),
-        "offset array past the end"
-    );
+    let past = FilterBlock::new(past, 0);
+    assert!(past.ignored().is_some(), "offset array past the end");
+    // LevelDB's reader then holds no filter: "may match" for every block.
+    assert_eq!((past.count(), past.for_block(4096)), (0, Lookup::MayMatch));
 }
 
 #[test]
@@ -152,21 +152,22 @@ fn lookups_follow_leveldbs_filter_block_reader_branch_by_branch() {
         bytes[9..13].copy_from_slice(&first.1.to_le_bytes());
         bytes
     };
-    fn lookup0(bytes: &[u8]) -> Lookup<'_> {
-        FilterBlock::parse(bytes, 0).unwrap().lookup(0)
-    }
+    let lookup0 = |first: (u32, u32), expected: Lookup| {
+        let block = FilterBlock::new(with_offsets(first), 0);
+        assert_eq!(block.lookup(0), expected, "offsets {first:?}");
+    };
     // start <= limit <= array: the policy is asked (an empty filter too).
-    assert_eq!(lookup0(&with_offsets((1, 3))), Lookup::Filter(b"bc"));
-    assert_eq!(lookup0(&with_offsets((2, 2))), Lookup::Filter(b""));
-    assert_eq!(lookup0(&with_offsets((5, 5))), Lookup::Filter(b""));
+    lookup0((1, 3), Lookup::Filter(b"bc"));
+    lookup0((2, 2), Lookup::Filter(b""));
+    lookup0((5, 5), Lookup::Filter(b""));
     // start == limit past the array: "absent" for every key, without the policy.
-    assert_eq!(lookup0(&with_offsets((6, 6))), Lookup::Absent);
-    assert_eq!(lookup0(&with_offsets((u32::MAX, u32::MAX))), Lookup::Absent);
+    lookup0((6, 6), Lookup::Absent);
+    lookup0((u32::MAX, u32::MAX), Lookup::Absent);
     // start > limit, or limit past the array: "may match".
-    assert_eq!(lookup0(&with_offsets((3, 2))), Lookup::MayMatch);
-    assert_eq!(lookup0(&with_offsets((0, 6))), Lookup::MayMatch);
+    lookup0((3, 2), Lookup::MayMatch);
+    lookup0((0, 6), Lookup::MayMatch);
     // No filter of that index: "may match".
-    let block = FilterBlock::parse(&good, 0).unwrap();
+    let block = FilterBlock::new(good.clone(), 0);
     assert_eq!(block.lookup(2), Lookup::MayMatch);
     assert_eq!(block.lookup(usize::MAX), Lookup::MayMatch);
     // An array whose length is not a multiple of 4: LevelDB's count rounds down.
@@ -174,7 +175,7 @@ fn lookups_follow_leveldbs_filter_block_reader_branch_by_branch() {
     odd.extend_from_slice(&good);
     let n = odd.len();
     odd[n - 5..n - 1].copy_from_slice(&4u32.to_le_bytes());
-    let block = FilterBlock::parse(&odd, 0).unwrap();
+    let block = FilterBlock::new(odd, 0);
     assert_eq!(block.count(), (n - 5 - 4) / 4);
 }
 
@@ -189,10 +190,7 @@ fn the_filter_index_shifts_as_x86_64_and_aarch64_do() {
         (75, 4096, 2),
     ] {
         bytes[n - 1] = base_lg;
-        assert_eq!(
-            FilterBlock::parse(&bytes, 0).unwrap().index_of(offset),
-            index
-        );
+        assert_eq!(FilterBlock::new(bytes.clone(), 0).index_of(offset), index);
     }
 }
 
@@ -298,7 +296,7 @@ fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
         }),
     };
     let table = Table::open(&huge).unwrap();
-    let error = table.block(table.index).unwrap_err();
+    let error = table.block(table.index()).unwrap_err();
     assert!(error.to_string().contains("larger than any"), "{error}");
     // Within the limit but past the end of the file.
     let bytes = table_bytes(&[]);
@@ -309,7 +307,7 @@ fn block_sizes_are_checked_before_anything_of_their_size_is_allocated() {
         size: 1 << 20,
     }));
     let table = Table::open(&past[..]).unwrap();
-    let error = table.block(table.index).unwrap_err();
+    let error = table.block(table.index()).unwrap_err();
     assert!(error.to_string().contains("runs past the end"), "{error}");
     // Snappy claiming a gigabyte from a few bytes.
     let mut contents = Vec::new();

@@ -1,11 +1,11 @@
 //! The writer against the reader: what is written reads back as written.
 
+use crate::db::log::LogReader;
+use crate::db::log_writer::LogWriter;
+use crate::db::manifest::{decode_edit, LiveTable, VersionEdit};
 use crate::filter_block::{FilterBlock, Lookup};
 use crate::filter_block_builder::FilterBlockBuilder;
 use crate::internal_key::InternalKey;
-use crate::log::LogReader;
-use crate::log_writer::LogWriter;
-use crate::manifest::{decode_edit, LiveTable, VersionEdit};
 
 /// A "filter" of its keys' count and first bytes: enough to see which keys made it.
 fn summary(keys: &[&[u8]], dst: &mut Vec<u8>) {
@@ -26,8 +26,8 @@ fn filters_follow_data_block_offsets_with_empty_ones_between() {
     builder.start_block(7000);
     builder.add_key(b"d");
     let block = builder.finish();
-    let filters = FilterBlock::parse(&block, 0).unwrap();
-    assert_eq!(filters.base_lg, 11);
+    let filters = FilterBlock::new(block, 0);
+    assert_eq!(filters.base_lg(), 11);
     assert_eq!(filters.count(), 4);
     let got: Vec<_> = (0..4).map(|i| filters.lookup(i)).collect();
     assert_eq!(

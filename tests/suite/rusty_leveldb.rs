@@ -16,7 +16,7 @@ use std::rc::Rc;
 use common::{Lang, Program};
 
 use bloom::{BloomFilterPolicy, Filter, POLICY_NAME};
-use leveldb_table::{FilterBlock, Lookup, Table};
+use leveldb_table::{Lookup, Table};
 use rusty_leveldb::env::Env;
 use rusty_leveldb::{FilterPolicy, MemEnv, Options, DB};
 
@@ -146,12 +146,10 @@ fn stored_filters_are_this_crates_filters() {
         }
         let file = read_file(&env, &name);
         let table = Table::open(&file).expect("a table");
-        let handle = table
-            .filter_block_handle(POLICY_NAME)
-            .expect("a readable metaindex")
+        let filter_block = table
+            .filter(POLICY_NAME)
+            .expect("a readable filter block")
             .expect("the table has a filter block under LevelDB's name");
-        let block = table.block(handle).expect("the filter block");
-        let filter_block = FilterBlock::parse(&block, handle.offset).expect("a filter block");
         let keys_by_filter = table
             .keys_by_filter(&filter_block)
             .expect("the data blocks");

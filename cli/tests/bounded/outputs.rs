@@ -289,7 +289,7 @@ fn a_broken_metaindex_is_said_to_be_broken() {
     let db = database(b"filter.leveldb.BuiltinBloomFilter2");
     let table = db.0.join("000005.ldb");
     let mut bytes = std::fs::read(&table).unwrap();
-    let metaindex = leveldb_table::Table::open(&bytes).unwrap().metaindex;
+    let metaindex = leveldb_table::Table::open(&bytes).unwrap().metaindex();
     bytes[metaindex.offset as usize] ^= 1;
     std::fs::write(&table, bytes).unwrap();
     let page = db.0.join("page.html");

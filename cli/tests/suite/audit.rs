@@ -331,7 +331,7 @@ fn broken_tables_and_bad_paths() {
 fn rename_to_rocksdb(table: &Path) {
     let data = std::fs::read(table).unwrap();
     let parsed = leveldb_table::Table::open(&data).unwrap();
-    let (metaindex, index) = (parsed.metaindex, parsed.index);
+    let (metaindex, index) = (parsed.metaindex(), parsed.index());
     let mut contents = parsed.block(metaindex).unwrap();
     let from = b"filter.leveldb.BuiltinBloomFilter";
     let at = contents

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use leveldb_table::manifest::table_file;
-use leveldb_table::{FilterBlock, Lookup, Table};
+use leveldb_table::db::manifest::table_file;
+use leveldb_table::{Lookup, Table};
 use serde_json::Value;
 
 /// Keys per LevelDB run: a Get that looks in two tables charges a seek to the
@@ -90,8 +90,8 @@ fn filter_hex(
         .or_insert_with(|| {
             let data = std::fs::read(table_file(dir, number)).unwrap();
             let table = Table::open(&data).unwrap();
-            let (_, block) = current_filter_block(&table);
-            let Lookup::Filter(bytes) = FilterBlock::parse(&block, 0).unwrap().lookup(index) else {
+            let filters = current_filter_block(&table);
+            let Lookup::Filter(bytes) = filters.lookup(index) else {
                 panic!("table {number} filter {index}: the policy is not asked");
             };
             bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -102,7 +102,7 @@ fn filter_hex(
 #[test]
 fn the_filters_explain_lists_are_the_ones_leveldb_consults() {
     let (db, old_keys) = database();
-    let version = leveldb_table::manifest::live_version(&db.0).unwrap();
+    let version = leveldb_table::db::manifest::live_version(&db.0).unwrap();
     let l0 = version.files(0).len();
     assert!(l0 >= 2, "{l0} tables at level 0");
     assert!((1..7).any(|level| !version.files(level).is_empty()));
@@ -283,7 +283,7 @@ fn broken_databases_are_errors() {
         assert!(!stderr.contains("panicked"), "{stderr}");
         (output.status.code().unwrap(), stderr)
     };
-    let manifest = leveldb_table::manifest::live_version(&db.0)
+    let manifest = leveldb_table::db::manifest::live_version(&db.0)
         .unwrap()
         .manifest;
     let bytes = std::fs::read(&manifest).unwrap();

@@ -126,10 +126,9 @@ fn basho_bloom2_tables_are_checked_with_bloom2() {
     // The blocks are LZ4 (Basho's id 2), the filters bloom2's bits byte for byte.
     let bytes = std::fs::read(db.0.join("sst_3/000005.sst")).unwrap();
     let t = leveldb_table::Table::open(&bytes).unwrap();
-    assert_eq!(t.family, leveldb_table::Family::Basho);
-    assert_eq!(bytes[(t.index.offset + t.index.size) as usize], 2);
-    let (_, block) = current_filter_block(&t);
-    let filters = leveldb_table::FilterBlock::parse(&block, 0).unwrap();
+    assert_eq!(t.family(), leveldb_table::Family::Basho);
+    assert_eq!(bytes[(t.index().offset + t.index().size) as usize], 2);
+    let filters = current_filter_block(&t);
     let covered = t.keys_by_filter(&filters).unwrap();
     let mut leveldb_would_miss = 0;
     for (i, keys) in covered
@@ -174,8 +173,11 @@ fn a_basho_table_whose_metaindex_is_lz4_is_bashos() {
     let db = fixture_copy("basho/lz4_metaindex");
     let bytes = std::fs::read(db.0.join("sst_3/000005.sst")).unwrap();
     let t = leveldb_table::Table::open(&bytes).unwrap();
-    assert_eq!(t.family, leveldb_table::Family::Basho);
-    assert_eq!(bytes[(t.metaindex.offset + t.metaindex.size) as usize], 2);
+    assert_eq!(t.family(), leveldb_table::Family::Basho);
+    assert_eq!(
+        bytes[(t.metaindex().offset + t.metaindex().size) as usize],
+        2
+    );
     assert_eq!(t.meta_block_names().unwrap().len(), 2);
     let (code, json) = audit_json(&db.0);
     assert_eq!(code, 0, "{json}");
@@ -260,7 +262,7 @@ fn upstream_zstd_tables_are_read_and_refiltered_into_upstreams_own() {
         fixture_copy("upstream_zstd/bloom"),
     );
     let (table, theirs) = only_table(&bloom.0);
-    let index = Table::open(&theirs[..]).unwrap().index;
+    let index = Table::open(&theirs[..]).unwrap().index();
     assert_eq!(
         theirs[(index.offset + index.size) as usize],
         2,

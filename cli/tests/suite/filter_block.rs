@@ -157,7 +157,7 @@ fn missed_keys_are_exactly_the_keys_leveldb_loses() {
                 let filter_1_keys: BTreeSet<String> = {
                     let data = std::fs::read(&table).unwrap();
                     let range = filter_block_range(&data);
-                    let filters = FilterBlock::parse(&data[range], 0).unwrap();
+                    let filters = FilterBlock::new(data[range].to_vec(), 0);
                     Table::open(&data)
                         .unwrap()
                         .keys_by_filter(&filters)

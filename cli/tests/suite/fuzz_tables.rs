@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
-use leveldb_table::log::LogReader;
-use leveldb_table::manifest::decode_edit;
-use leveldb_table::write_batch::for_each_batch_entry;
+use leveldb_table::db::log::LogReader;
+use leveldb_table::db::manifest::decode_edit;
+use leveldb_table::db::write_batch::for_each_batch_entry;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -88,8 +88,8 @@ struct Seed {
 /// (offset, size).
 fn table_blocks(bytes: &[u8]) -> Vec<(usize, usize)> {
     let table = leveldb_table::Table::open(bytes).unwrap();
-    let mut blocks = vec![table.metaindex, table.index];
-    let metaindex = table.block(table.metaindex).unwrap();
+    let mut blocks = vec![table.metaindex(), table.index()];
+    let metaindex = table.block(table.metaindex()).unwrap();
     leveldb_table::each_entry(&metaindex, 0, |_, value| {
         blocks.push(leveldb_table::handle_value(value, 0)?);
         Ok(())
@@ -285,7 +285,7 @@ fn read_everything(bytes: &[u8]) -> bool {
 /// `bytes`, as LevelDB's reader of either policy name would do it.
 fn explain_in(bytes: &[u8]) {
     use leveldb_bloom_cli::explain::{get_in_table, skipped, Reader};
-    let live = leveldb_table::manifest::LiveTable {
+    let live = leveldb_table::db::manifest::LiveTable {
         level: 0,
         number: 5,
         size: bytes.len() as u64,
@@ -439,7 +439,7 @@ fn mutated_databases_are_refiltered_whole_or_left_alone() {
             }
             std::fs::write(dir.0.join(&seed.file), &bytes).unwrap();
             let before = files_of(&dir.0);
-            let old = leveldb_table::manifest::live_version(&dir.0);
+            let old = leveldb_table::db::manifest::live_version(&dir.0);
             let report = leveldb_bloom_cli::refilter::refilter(
                 &dir.0,
                 leveldb_bloom::BloomFilterPolicy::new(10),
@@ -449,17 +449,17 @@ fn mutated_databases_are_refiltered_whole_or_left_alone() {
                 return Ok(());
             }
             committed.fetch_add(1, Ordering::Relaxed);
-            let ranges = |v: &leveldb_table::manifest::Version| {
+            let ranges = |v: &leveldb_table::db::manifest::Version| {
                 let mut r: Vec<_> = (v.levels.iter().flatten())
                     .map(|t| (t.level, t.smallest.clone(), t.largest.clone()))
                     .collect();
                 r.sort_by(|a, b| (a.0, &a.1 .0, &a.2 .0).cmp(&(b.0, &b.1 .0, &b.2 .0)));
                 r
             };
-            let new = leveldb_table::manifest::live_version(&dir.0).unwrap();
+            let new = leveldb_table::db::manifest::live_version(&dir.0).unwrap();
             prop_assert_eq!(ranges(&old.unwrap()), ranges(&new));
             for table in new.levels.iter().flatten() {
-                let path = leveldb_table::manifest::table_file(&dir.0, table.number);
+                let path = leveldb_table::db::manifest::table_file(&dir.0, table.number);
                 let file = std::fs::File::open(&path).unwrap();
                 prop_assert_eq!(file.metadata().unwrap().len(), table.size);
                 let audit =

@@ -74,7 +74,7 @@ fn the_partial_table_of_a_close_during_compaction_is_not_live() {
         // (its number never having been recorded) reuses the number for a new table.
         python(REOPEN, &db.0);
         let number: u64 = path.file_stem().unwrap().to_str().unwrap().parse().unwrap();
-        let live = leveldb_table::manifest::live_version(&db.0).unwrap();
+        let live = leveldb_table::db::manifest::live_version(&db.0).unwrap();
         let reused = (0..7).any(|level| live.files(level).iter().any(|t| t.number == number));
         assert!(!path.exists() || reused, "LevelDB kept {}", path.display());
         return;

@@ -73,7 +73,7 @@ fn world(policy: &str, compressor: &str, keys: u32) -> Scratch {
 
 /// The compression id of `table`'s index block (compressed as its data blocks are).
 fn index_compression(table: &[u8]) -> u8 {
-    let index = Table::open(table).unwrap().index;
+    let index = Table::open(table).unwrap().index();
     table[(index.offset + index.size) as usize]
 }
 

@@ -72,8 +72,8 @@ fn a_database_without_filters_gets_the_tables_leveldb_writes_with_them() {
             Table::open(&theirs_bytes).unwrap(),
         );
         assert_eq!(
-            current_filter_block(&ours_table).1,
-            current_filter_block(&theirs_table).1,
+            current_filter_block(&ours_table).contents(),
+            current_filter_block(&theirs_table).contents(),
             "{}: the filter block LevelDB writes",
             ours.display()
         );
@@ -230,11 +230,11 @@ fn a_directory_that_is_no_database_is_left_alone() {
 #[test]
 fn a_manifest_record_of_an_unknown_kind_is_refused() {
     let db = refilter_db("none");
-    let manifest = leveldb_table::manifest::live_version(&db.0)
+    let manifest = leveldb_table::db::manifest::live_version(&db.0)
         .unwrap()
         .manifest;
-    let mut reader = leveldb_table::log::open_log(&manifest).unwrap();
-    let mut writer = leveldb_table::log_writer::LogWriter::new(Vec::new());
+    let mut reader = leveldb_table::db::log::open_log(&manifest).unwrap();
+    let mut writer = leveldb_table::db::log_writer::LogWriter::new(Vec::new());
     while let Some((_, record)) = reader.next_record().unwrap() {
         writer.add_record(&record).unwrap();
     }
@@ -297,7 +297,7 @@ fn a_full_disk_is_refused_before_or_rolled_back_after() {
     let files = std::fs::read_dir(&original.0).unwrap().count();
     if let Some(few) = Tmpfs::mount(&format!("size=16m,nr_inodes={}", files + 2)) {
         copy_db(&original.0, &few.0 .0);
-        let next = leveldb_table::manifest::live_version(&original.0)
+        let next = leveldb_table::db::manifest::live_version(&original.0)
             .unwrap()
             .next_file;
         refuses(

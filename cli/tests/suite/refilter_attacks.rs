@@ -92,7 +92,7 @@ fn a_directory_swapped_for_a_symlink_mid_run_leaves_the_database_it_points_to_al
     let victim = Scratch::new();
     copy_db(&original.0, &victim.0);
     let before = exact_snapshot(&victim.0);
-    let version = leveldb_table::manifest::live_version(&original.0).unwrap();
+    let version = leveldb_table::db::manifest::live_version(&original.0).unwrap();
     let tables = version.levels.iter().flatten().count() as u64;
     // The temporary file of CURRENT that refilter will make (see the run's numbers).
     let dbtmp = format!("{:06}.dbtmp", version.next_file + tables);
@@ -194,7 +194,7 @@ fn symlinked_or_special_files_are_refused_and_never_read() {
     // Of a size no message may tell.
     std::fs::write(&secret, vec![b's'; 7_777_777]).unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let manifest_name = leveldb_table::manifest::live_version(&original.0)
+    let manifest_name = leveldb_table::db::manifest::live_version(&original.0)
         .unwrap()
         .manifest
         .file_name()
@@ -250,7 +250,7 @@ fn symlinked_or_special_files_are_refused_and_never_read() {
 fn new_files_take_the_permissions_of_the_files_they_replace() {
     let db = refilter_db("none");
     let tables = live_table_files(&db.0);
-    let manifest = leveldb_table::manifest::live_version(&db.0)
+    let manifest = leveldb_table::db::manifest::live_version(&db.0)
         .unwrap()
         .manifest;
     for (file, mode) in [(&tables[0], 0o600), (&tables[1], 0o640)] {
@@ -272,7 +272,7 @@ fn new_files_take_the_permissions_of_the_files_they_replace() {
 #[test]
 fn file_numbers_never_wrap() {
     let original = refilter_db("none");
-    let next = leveldb_table::manifest::live_version(&original.0)
+    let next = leveldb_table::db::manifest::live_version(&original.0)
         .unwrap()
         .next_file;
     // A name LevelDB does not parse is no file of the database: numbers go on.

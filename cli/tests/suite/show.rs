@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use leveldb_bloom::{BloomFilterPolicy, Filter};
-use leveldb_table::{FilterBlock, Lookup, Table};
+use leveldb_table::{Lookup, Table};
 use serde_json::Value;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -254,8 +254,7 @@ fn a_tables_page_draws_the_tables_filter_bits() {
     let table = ldb_files(&db.0)[0].clone();
     let data = std::fs::read(&table).unwrap();
     let parsed = Table::open(&data).unwrap();
-    let (handle, block) = current_filter_block(&parsed);
-    let filters = FilterBlock::parse(&block, handle.offset).unwrap();
+    let filters = current_filter_block(&parsed);
     let dir = Scratch::new();
     std::fs::create_dir_all(&dir.0).unwrap();
     let mut checked = 0;
@@ -374,8 +373,7 @@ fn an_empty_filter_is_explained() {
     let table = ldb_files(&db.0)[0].clone();
     let data = std::fs::read(&table).unwrap();
     let parsed = Table::open(&data).unwrap();
-    let (handle, block) = current_filter_block(&parsed);
-    let filters = FilterBlock::parse(&block, handle.offset).unwrap();
+    let filters = current_filter_block(&parsed);
     let empty = (0..filters.count())
         .find(|&i| matches!(filters.lookup(i), Lookup::Filter(bytes) if bytes.is_empty()))
         .expect("an empty filter in a table of 6 KiB values");

@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use leveldb_table::log::LogReader;
-use leveldb_table::manifest::{decode_edit, live_version};
+use leveldb_table::db::log::LogReader;
+use leveldb_table::db::manifest::{decode_edit, live_version};
 use test_support::Scratch;
 
 const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 pub use test_support::Scratch;
 
-use leveldb_table::{masked_crc, BlockHandle, FilterBlock, Lookup, ReadAt, Table};
+use leveldb_table::{masked_crc, FilterBlock, Lookup, ReadAt, Table};
 
 pub const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 pub const PYTHON: &str = "/usr/bin/python3";
@@ -105,13 +105,12 @@ pub fn filter_block_range(data: &[u8]) -> std::ops::Range<usize> {
     handle.offset as usize..(handle.offset + handle.size) as usize
 }
 
-/// The handle and contents of `table`'s filter block under LevelDB's current name.
-pub fn current_filter_block<R: ReadAt + ?Sized>(table: &Table<'_, R>) -> (BlockHandle, Vec<u8>) {
-    let handle = table
-        .filter_block_handle("leveldb.BuiltinBloomFilter2")
+/// `table`'s filter block under LevelDB's current name.
+pub fn current_filter_block<R: ReadAt + ?Sized>(table: &Table<'_, R>) -> FilterBlock {
+    table
+        .filter("leveldb.BuiltinBloomFilter2")
         .unwrap()
-        .expect("a filter block under LevelDB's current name");
-    (handle, table.block(handle).unwrap())
+        .expect("a filter block under LevelDB's current name")
 }
 
 /// Rewrites the filter block of `table` in place with `rewrite` (its length kept) and
@@ -133,16 +132,15 @@ pub fn rewrite_filters(table: &Path, mut rewrite: impl FnMut(usize, &[Vec<u8>], 
     let keys = {
         let parsed = Table::open(&data).unwrap();
         let range = filter_block_range(&data);
-        let filters = FilterBlock::parse(&data[range], 0).unwrap();
+        let filters = FilterBlock::new(data[range].to_vec(), 0);
         parsed.keys_by_filter(&filters).unwrap()
     };
     rewrite_filter_block(table, |block| {
-        let filters = FilterBlock::parse(block, 0).unwrap();
+        let filters = FilterBlock::new(block.to_vec(), 0);
+        let start = filters.contents().as_ptr() as usize;
         let spans: Vec<_> = (0..keys.len())
             .map(|i| match filters.lookup(i) {
-                Lookup::Filter(filter) => {
-                    Some(filter.as_ptr() as usize - block.as_ptr() as usize..filter.len())
-                }
+                Lookup::Filter(filter) => Some(filter.as_ptr() as usize - start..filter.len()),
                 _ => None,
             })
             .collect();
@@ -255,10 +253,10 @@ pub fn table_footer(metaindex: (u64, u64), index: (u64, u64)) -> Vec<u8> {
 
 /// The files of the live tables of the database at `dir`, as its MANIFEST lists them.
 pub fn live_table_files(dir: &Path) -> Vec<PathBuf> {
-    let version = leveldb_table::manifest::live_version(dir).unwrap();
+    let version = leveldb_table::db::manifest::live_version(dir).unwrap();
     (0..7)
         .flat_map(|level| version.files(level))
-        .map(|t| leveldb_table::manifest::table_file(dir, t.number))
+        .map(|t| leveldb_table::db::manifest::table_file(dir, t.number))
         .collect()
 }
 

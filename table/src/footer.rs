@@ -1,4 +1,4 @@
-//! LevelDB's table format (`BlockHandle`, `Footer`, `ReadBlock`), written and read:
+//! The frame of a table (LevelDB's `BlockHandle`, `Footer`, `ReadBlock`), written and read:
 //! block handles, the 48-byte footer, and the 5-byte trailer after every block (a
 //! compression type and a masked crc32c), with the block's contents decompressed.
 

@@ -2,10 +2,11 @@
 //! fit the 32 KiB blocks, each behind a 7-byte header (masked crc32c of its type and
 //! payload, length, type); a block tail too short for a header is zero-filled.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use crate::checksum::mask;
-use crate::log::{BLOCK_LEN, FIRST, FULL, HEADER_LEN, LAST, MIDDLE};
+use crate::db::log::{BLOCK_LEN, FIRST, FULL, HEADER_LEN, LAST, MIDDLE};
+use crate::error::{write_all, Result};
 
 /// Writes records to `dest`, a log starting empty.
 pub struct LogWriter<W> {
@@ -23,13 +24,14 @@ impl<W: Write> LogWriter<W> {
     }
 
     /// Appends one record (LevelDB's `AddRecord`): an empty one still gets a header.
-    pub fn add_record(&mut self, record: &[u8]) -> io::Result<()> {
+    /// An error is of kind [`ErrorKind::Write`](crate::ErrorKind::Write).
+    pub fn add_record(&mut self, record: &[u8]) -> Result<()> {
         let mut rest = record;
         let mut begin = true;
         loop {
             let leftover = BLOCK_LEN - self.block_offset;
             if leftover < HEADER_LEN {
-                self.dest.write_all(&[0; HEADER_LEN][..leftover])?;
+                write_all(&mut self.dest, &[0; HEADER_LEN][..leftover])?;
                 self.block_offset = 0;
             }
             let available = BLOCK_LEN - self.block_offset - HEADER_LEN;
@@ -54,14 +56,14 @@ impl<W: Write> LogWriter<W> {
         self.dest
     }
 
-    fn emit(&mut self, kind: u8, fragment: &[u8]) -> io::Result<()> {
+    fn emit(&mut self, kind: u8, fragment: &[u8]) -> Result<()> {
         let crc = mask(crc32c::crc32c_append(crc32c::crc32c(&[kind]), fragment));
         let mut header = [0; HEADER_LEN];
         header[..4].copy_from_slice(&crc.to_le_bytes());
         header[4..6].copy_from_slice(&(fragment.len() as u16).to_le_bytes());
         header[6] = kind;
-        self.dest.write_all(&header)?;
-        self.dest.write_all(fragment)?;
+        write_all(&mut self.dest, &header)?;
+        write_all(&mut self.dest, fragment)?;
         self.block_offset += HEADER_LEN + fragment.len();
         Ok(())
     }

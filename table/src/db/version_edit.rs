@@ -2,7 +2,7 @@
 //! MANIFEST (`VersionSet::WriteSnapshot`, with the numbers `LogAndApply` adds).
 
 use crate::coding::{put_length_prefixed, put_varint};
-use crate::manifest::{LiveTable, Version, VersionEdit};
+use crate::db::manifest::{LiveTable, Version, VersionEdit};
 
 impl VersionEdit {
     /// The record's bytes: each field present, tagged, in LevelDB's order.

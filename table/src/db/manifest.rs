@@ -8,9 +8,9 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::coding::{get_length_prefixed, get_varint};
+use crate::db::log::read_log;
 use crate::error::{Error, ErrorKind, Result};
 use crate::internal_key::{compare_internal_keys, InternalKey};
-use crate::log::read_log;
 use crate::source::open_regular_file;
 
 /// LevelDB's number of levels.
