@@ -1,7 +1,6 @@
 //! The `explain` subcommand: a Get of each key followed through the database at a
 //! path, explained on stdout as text or JSON.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -11,7 +10,7 @@ use crate::args::Policy;
 use crate::exit::UsageError;
 use crate::explain::{self, KeyExplained};
 use crate::key_input::keys_given;
-use crate::output::{json_safe, terminal_safe, write_stdout};
+use crate::output::{json_safe, print_note, terminal_safe, write_stdout};
 use crate::{database, explain_text, hints, lock, log_keys};
 
 /// Explains a Get of each key of `keys`, then of `keys_file` (hex digits with
@@ -30,15 +29,11 @@ pub fn run(
         return Err(UsageError(hint).into());
     }
     if let Some(holder) = lock::holder(path) {
-        // On stderr: stdout keeps the documented text and JSON.
-        let note = format!(
-            "leveldb-bloom: note: {}: open by a running program ({holder}): keys it wrote since \
-             its last flush are in its memory and its log, not in tables (--log reads the log)\n",
+        print_note(&format!(
+            "{}: open by a running program ({holder}): keys it wrote since its last flush are \
+             in its memory and its log, not in tables (--log reads the log)",
             path.display()
-        );
-        let _ = std::io::stderr()
-            .lock()
-            .write_all(terminal_safe(&note).as_bytes());
+        ));
     }
     let keys = keys_given(keys, keys_file, hex)?;
     let explained = explain_all(path, &keys, log, policy)?;

@@ -19,6 +19,7 @@ use crate::commit::{check_room, Commit, DbLock};
 use crate::database::BYTEWISE;
 use crate::db_dir::{ownership, DbDir, Ownership};
 use crate::hints::{reader_needs, KEYS_IN_LOG};
+use crate::output::print_warning;
 use crate::refilter_table::{Job, TableRefiltered};
 
 /// What `refilter` did.
@@ -31,7 +32,7 @@ pub struct RefilterReport {
     pub committed: bool,
     pub manifest: Option<String>,
     pub tables: Vec<TableRefiltered>,
-    /// Why nothing was committed, when nothing was.
+    /// Why nothing was committed, when nothing was: the error with its context chain.
     pub error: Option<String>,
     /// What becomes of the old files, once committed; or, with no live table, how
     /// to get the log's keys into tables.
@@ -82,9 +83,9 @@ impl RefilterReport {
 const OLD_FILES: &str = "The old tables and MANIFEST are no longer live: LevelDB deletes them when it next opens the database. \
 To undo, run refilter again with another policy or bits per key.";
 
-/// Refilters the database in `dir` with `policy`; the report's `error` says why
-/// nothing changed when it did not.
-pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
+/// Refilters the database in `dir` with `policy`: the report, and the error that left
+/// the database unchanged (also the report's `error`, for its text and JSON).
+pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> (RefilterReport, Result<()>) {
     let mut report = RefilterReport {
         database: dir.display().to_string(),
         policy: policy.name(),
@@ -96,20 +97,22 @@ pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
         note: None,
         reader: None,
     };
-    match commit_refiltered(dir, policy, &mut report) {
+    let outcome = match commit_refiltered(dir, policy, &mut report) {
         Ok(committed) => {
             report.committed = committed;
             report.note = Some(if committed { OLD_FILES } else { KEYS_IN_LOG });
             report.reader = committed.then(|| reader_needs(policy));
+            Ok(())
         }
         Err(error) => {
             // Whatever was written is removed again: the report lists nothing done.
             report.manifest = None;
             report.tables.clear();
-            report.error = Some(error.to_string());
+            report.error = Some(format!("{error:#}"));
+            Err(error)
         }
-    }
-    report
+    };
+    (report, outcome)
 }
 
 /// Extra room asked of the file system besides the estimated tables: the MANIFEST,
@@ -193,7 +196,7 @@ fn refilter_locked(
     report.manifest = Some(manifest.clone());
     let current_like = like_file(dir, "CURRENT")?;
     if let Some(warning) = commit.replace_current(&manifest, numbers.manifest, current_like)? {
-        eprintln!("leveldb-bloom: WARNING {warning}");
+        print_warning(&format!("{warning:#}"));
     }
     Ok(true)
 }
