@@ -370,3 +370,6 @@ pub fn false_positives(consulted: &[(&[u8], usize)], keys: usize) -> f64 {
     }
     positives as f64 / FP_SAMPLES as f64
 }
+
+#[cfg(test)]
+mod tests;

@@ -219,3 +219,6 @@ pub fn crash_point() {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -330,3 +330,6 @@ impl DryRun {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;

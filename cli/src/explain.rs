@@ -345,3 +345,6 @@ fn filter_step(filters: &FilterBlock, block_offset: u64, key: &[u8]) -> FilterSt
     }
     step
 }
+
+#[cfg(test)]
+mod tests;

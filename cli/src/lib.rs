@@ -36,5 +36,7 @@ pub mod refilter;
 pub mod refilter_command;
 pub mod refilter_table;
 pub mod report;
+#[cfg(test)]
+mod scratch;
 pub mod show;
 pub mod show_command;

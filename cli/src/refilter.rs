@@ -303,43 +303,4 @@ fn leveldb_file_number(name: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leveldb_file_numbers_are_parsed_as_leveldb_parses_them() {
-        assert_eq!(leveldb_file_number("000012.ldb"), Some(12));
-        assert_eq!(leveldb_file_number("MANIFEST-000003"), Some(3));
-        assert_eq!(leveldb_file_number("7.dbtmp"), Some(7));
-        assert_eq!(
-            leveldb_file_number("18446744073709551615.log"),
-            Some(u64::MAX)
-        );
-        for not_leveldb in [
-            "18446744073709551615.junk",
-            "18446744073709551616.ldb",
-            "+5.ldb",
-            ".ldb",
-            "MANIFEST-",
-            "MANIFEST-3.bak",
-            "12.ldb.bak",
-            "CURRENT",
-            "LOCK",
-        ] {
-            assert_eq!(leveldb_file_number(not_leveldb), None, "{not_leveldb}");
-        }
-    }
-
-    #[test]
-    fn file_numbers_never_wrap() {
-        assert_eq!(
-            FileNumbers::after(10, 2).unwrap(),
-            FileNumbers {
-                manifest: 12,
-                next_file: 13
-            }
-        );
-        assert!(FileNumbers::after(u64::MAX - 2, 2).is_err());
-        assert!(FileNumbers::after(u64::MAX, 0).is_err());
-    }
-}
+mod tests;

@@ -286,3 +286,6 @@ fn filter_of_key<R: ReadAt + ?Sized>(
         .ok_or_else(|| anyhow!("the key sorts after the table's last block"))?;
     Ok(filters.index_of(handle.offset))
 }
+
+#[cfg(test)]
+mod tests;
