@@ -30,10 +30,14 @@ pub struct TableReport {
     /// User keys in the table, each counted once however many entries it has here.
     pub distinct_user_keys: usize,
     pub missed: usize,
-    pub bits_per_key: f64,
+    /// The consulted filters' bits per key they cover, k bytes left out: what the
+    /// writer's bits per key gave (a requested bits per key is an integer, named
+    /// `bits_per_key`). In JSON, `bits_per_key`, as the report has always named it.
+    #[serde(rename = "bits_per_key")]
+    pub measured_bits_per_key: f64,
     /// The filter block's bits per entry of the table, everything counted: the k
     /// bytes, the offset array, empty filters and the 64-bit minimum of small ones:
-    /// what the table's filters cost in memory (well above `bits_per_key` when a
+    /// what the table's filters cost in memory (well above `measured_bits_per_key` when a
     /// 2 KiB filter covers few keys).
     pub true_bits_per_key: f64,
     /// The filter block's length, offset array included.
@@ -92,7 +96,7 @@ pub fn audit<R: ReadAt + ?Sized>(
         entries: 0,
         distinct_user_keys: 0,
         missed: 0,
-        bits_per_key: 0.0,
+        measured_bits_per_key: 0.0,
         true_bits_per_key: 0.0,
         filter_block_bytes: 0,
         k: None,
@@ -309,8 +313,8 @@ fn summarize_filters(
         .map(|(f, _)| f.len())
         .fold(0, usize::saturating_add);
     report.k = consulted.iter().find_map(|(f, _)| f.last().copied());
-    let (bits_per_key, false_positive_percent) = measure(&consulted);
-    report.bits_per_key = bits_per_key;
+    let (measured_bits_per_key, false_positive_percent) = measure(&consulted);
+    report.measured_bits_per_key = measured_bits_per_key;
     if reading.is_some() {
         report.false_positive_percent = false_positive_percent;
     }

@@ -12,7 +12,7 @@ use anyhow::{anyhow, Result};
 use clap::{CommandFactory, Subcommand};
 use clap_complete::Shell;
 
-use crate::args::Cli;
+use crate::command_line::Cli;
 
 /// The installed command's name.
 const NAME: &str = "leveldb-bloom";

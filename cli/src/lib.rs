@@ -21,15 +21,15 @@
 //! - `completion SHELL` and `man-pages DIR`: the shell completions and man pages
 //!   ([`docs`], [`man`]).
 //!
-//! Shared: the command line ([`args`], [`key_input`], [`hex`]), hints on wrong turns
+//! Shared: the command line ([`command_line`], [`key_input`], [`hex`]), hints on wrong turns
 //! ([`hints`]), how a run ends ([`exit`]), writing safely to terminals and files
 //! ([`output`]). Tables, logs and MANIFESTs are read and written by the crate
 //! `leveldb-bloom-table`.
 
-pub mod args;
 pub mod audit;
 pub mod audit_command;
 pub mod bloom2;
+pub mod command_line;
 pub mod commit;
 pub mod database;
 pub mod db_dir;

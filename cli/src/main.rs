@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Subcommand};
 
-use leveldb_bloom_cli::args::{Cli, Command};
+use leveldb_bloom_cli::command_line::{Cli, Command};
 use leveldb_bloom_cli::docs::Generate;
 use leveldb_bloom_cli::{
     audit_command, exit, explain_command, reach_command, refilter_command, show_command,

@@ -52,7 +52,7 @@ impl RefilterReport {
                 t.new,
                 t.entries,
                 t.filter_block_bytes,
-                t.bits_per_key,
+                t.measured_bits_per_key,
                 t.false_positive_percent
                     .map_or("no".into(), |p| format!("{p:.2}%")),
             );

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use leveldb_bloom::BloomFilterPolicy;
 
-use crate::args::NewFilters;
+use crate::command_line::WriterPolicy;
 use crate::dry_run;
 use crate::exit::{conclude, UsageError};
 use crate::output::{json_safe, terminal_safe, write_stdout};
@@ -22,13 +22,13 @@ const DRY_RUN_BITS: [u32; 3] = [6, 10, 16];
 pub fn run(
     path: &Path,
     bits_per_key: &[u32],
-    policy: NewFilters,
+    policy: WriterPolicy,
     dry_run: bool,
     json: bool,
 ) -> Result<ExitCode> {
     let policy_at = |bits| match policy {
-        NewFilters::Leveldb => BloomFilterPolicy::new(bits),
-        NewFilters::Legacy => BloomFilterPolicy::legacy(bits),
+        WriterPolicy::Leveldb => BloomFilterPolicy::new(bits),
+        WriterPolicy::Legacy => BloomFilterPolicy::legacy(bits),
     };
     let shown = |document: String, text: String| {
         if json {

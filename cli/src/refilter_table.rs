@@ -30,8 +30,9 @@ pub struct TableRefiltered {
     pub new_size: u64,
     pub filter_block_bytes: u64,
     /// The new filters' bits per key, offset array and empty filters left out, as
-    /// the audit measures them.
-    pub bits_per_key: f64,
+    /// the audit measures them (`measured_bits_per_key`; in JSON, `bits_per_key`).
+    #[serde(rename = "bits_per_key")]
+    pub measured_bits_per_key: f64,
     pub false_positive_percent: Option<f64>,
 }
 
@@ -95,12 +96,13 @@ impl<'t> Job<'t> {
             .and_then(|()| (&self.new).write_all(&tail.bytes))
             .map_err(|e| anyhow!("{}: {e}", dir.display(&self.new_name)))?;
         sync(dir, &self.new_name, &self.new)?;
-        let (bits_per_key, false_positive_percent) = self.check(&tail, policy).map_err(|why| {
-            anyhow!(
-                "{}: the new table fails its check: {why}",
-                dir.display(&self.new_name)
-            )
-        })?;
+        let (measured_bits_per_key, false_positive_percent) =
+            self.check(&tail, policy).map_err(|why| {
+                anyhow!(
+                    "{}: the new table fails its check: {why}",
+                    dir.display(&self.new_name)
+                )
+            })?;
         let done = TableRefiltered {
             level: self.table.level,
             old: dir.display(&self.old_name),
@@ -109,7 +111,7 @@ impl<'t> Job<'t> {
             old_size: self.table.size,
             new_size: written.size,
             filter_block_bytes: written.filter_block_len,
-            bits_per_key,
+            measured_bits_per_key,
             false_positive_percent,
         };
         let new = LiveTable {

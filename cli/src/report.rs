@@ -178,7 +178,7 @@ impl Report {
                 t.filters,
                 t.entries,
                 t.missed,
-                t.bits_per_key,
+                t.measured_bits_per_key,
                 t.true_bits_per_key,
                 t.k.map_or("-".to_string(), |k| k.to_string()),
                 t.filter_bytes,
