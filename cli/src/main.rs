@@ -22,11 +22,14 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Subcommand};
 
+use leveldb_bloom_cli::audit::command as audit_command;
 use leveldb_bloom_cli::command_line::{Cli, Command};
 use leveldb_bloom_cli::docs::Generate;
-use leveldb_bloom_cli::{
-    audit_command, exit, explain_command, reach_command, refilter_command, show_command,
-};
+use leveldb_bloom_cli::exit;
+use leveldb_bloom_cli::explain::command as explain_command;
+use leveldb_bloom_cli::reach::command as reach_command;
+use leveldb_bloom_cli::refilter::command as refilter_command;
+use leveldb_bloom_cli::show::command as show_command;
 
 fn main() -> ExitCode {
     run().unwrap_or_else(|error| exit::report_failure(&error))

@@ -15,8 +15,8 @@ use leveldb_table::manifest::LiveTable;
 use leveldb_table::{FilterBlock, NewTail, ReadAt, Table};
 
 use crate::audit::{consulted_filters, measure};
-use crate::commit::{sync, Commit};
-use crate::db_dir::{ownership, DbDir};
+use crate::refilter::commit::{sync, Commit};
+use crate::refilter::db_dir::{ownership, DbDir};
 
 /// One table given new filters.
 #[derive(Debug, Serialize)]

@@ -3,13 +3,17 @@
 //! each data block's keys are checked against the filter LevelDB would consult for
 //! them, then dropped.
 
+pub mod bloom2;
+pub mod command;
+pub mod dialect;
+pub mod report;
+
 use leveldb_bloom::hash::{bloom_hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{Filter, LEGACY_POLICY_NAME, POLICY_NAME};
 use leveldb_table::{each_user_key_of, Family, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
-use crate::bloom2;
-use crate::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
+use crate::audit::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
 use crate::hex::hex_cut;
 /// Random absent keys tested per table for the measured false-positive rate.
 pub const FP_SAMPLES: usize = 10_000;

@@ -13,10 +13,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::audit;
+use crate::audit::report::{Database, Outcome, Report};
 use crate::database::{self, Job};
 use crate::exit::conclude;
 use crate::output::{json_safe, terminal_safe, write_stdout};
-use crate::report::{Database, Outcome, Report};
 
 /// Audits the tables of `paths`, listing at most `max_missed` missed keys per table;
 /// exit status 1 unless the report is clean. `quiet` hides the progress bar.

@@ -1,9 +1,15 @@
 //! `leveldb-bloom refilter`: gives the live tables of a closed database new filters
-//! without rewriting their data ([`crate::refilter_table`], tables in parallel),
+//! without rewriting their data ([`crate::refilter::table`], tables in parallel),
 //! checks each new table as it reads it back, and commits the new version as
-//! LevelDB commits one ([`crate::commit`]). The directory is opened once and every
+//! LevelDB commits one ([`crate::refilter::commit`]). The directory is opened once and every
 //! file reached through that handle ([`DbDir`]). The old tables stay until LevelDB
 //! next opens the database and deletes the files no version names.
+
+pub mod command;
+pub mod commit;
+pub mod db_dir;
+pub mod dry_run;
+pub mod table;
 
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
@@ -15,12 +21,12 @@ use leveldb_table::log_writer::LogWriter;
 use leveldb_table::manifest::{live_version_in, LiveTable, Version};
 use serde::Serialize;
 
-use crate::commit::{check_room, Commit, DbLock};
 use crate::database::BYTEWISE;
-use crate::db_dir::{ownership, DbDir, Ownership};
 use crate::hints::{reader_needs, KEYS_IN_LOG};
 use crate::output::print_warning;
-use crate::refilter_table::{Job, TableRefiltered};
+use crate::refilter::commit::{check_room, Commit, DbLock};
+use crate::refilter::db_dir::{ownership, DbDir, Ownership};
+use crate::refilter::table::{Job, TableRefiltered};
 
 /// What `refilter` did.
 #[derive(Debug, Serialize)]

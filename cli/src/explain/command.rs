@@ -9,9 +9,10 @@ use anyhow::{bail, Result};
 use crate::command_line::ReaderPolicy;
 use crate::exit::UsageError;
 use crate::explain::{self, KeyExplained};
+use crate::explain::{log_keys, text as explain_text};
 use crate::key_input::keys_given;
 use crate::output::{json_safe, print_note, terminal_safe, write_stdout};
-use crate::{database, explain_text, hints, lock, log_keys};
+use crate::{database, hints, lock};
 
 /// Explains a Get of each key of `keys`, then of `keys_file` (hex digits with
 /// `hex`), in the database at `path` by a reader with `policy`; `log` reads the

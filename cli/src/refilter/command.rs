@@ -8,9 +8,9 @@ use anyhow::Result;
 use leveldb_bloom::BloomFilterPolicy;
 
 use crate::command_line::WriterPolicy;
-use crate::dry_run;
 use crate::exit::{conclude, UsageError};
 use crate::output::{json_safe, terminal_safe, write_stdout};
+use crate::refilter::dry_run;
 use crate::refilter::refilter;
 
 /// What `--dry-run` compares when not given `--bits-per-key`: LevelDB's usual 10,

@@ -2,7 +2,7 @@
 //! one leaves (`CURRENT` naming the new MANIFEST), and who may hold the `LOCK`.
 
 use super::*;
-use crate::db_dir::ownership;
+use crate::refilter::db_dir::ownership;
 use crate::scratch::Scratch;
 
 /// The database directory `scratch` opened, with a `CURRENT` whose ownership new
