@@ -231,6 +231,15 @@ inline void reset_stats() { leveldb_bloom_stats_reset(); }
 
 /// A leveldb::FilterPolicy whose filters are built and matched by this library:
 /// what NewBloomFilterPolicy below returns.
+///
+/// Why a class compiled into the program, and not the library's own object (the
+/// handle from leveldb_bloom_policy_create already is a leveldb::FilterPolicy): that
+/// object learns the std::string ABI of each CreateFilter call from the dynamic
+/// symbols of the calling code's object, and ends the process when they prove
+/// nothing. A program with LevelDB built in (contrib/leveldb/util/bloom.cc) and
+/// libstdc++ linked statically (-static-libstdc++) imports no std::string member
+/// and proves nothing; this class's CreateFilter is compiled with the program's own
+/// std::string, so its ABI is right by construction, in every program.
 class FilterPolicy : public leveldb::FilterPolicy {
  public:
   /// "leveldb.BuiltinBloomFilter2" (or, legacy, "leveldb.BuiltinBloomFilter"), the

@@ -3,17 +3,12 @@
 use anyhow::{anyhow, Result};
 use std::path::Path;
 
-/// Prints clap's error, with a hint where one helps (a key that is not UTF-8: `--hex`),
-/// and exits as clap does (2 on a usage error; 0 for `--help` and `--version`).
-pub fn exit_on_parse_error(error: clap::Error) -> ! {
-    let _ = error.print();
-    if error.kind() == clap::error::ErrorKind::InvalidUtf8 {
-        eprintln!(
-            "hint: keys are text; a key that is not UTF-8 is given in hex with --hex \
-             (`printf 'caf\\351' | od -An -tx1 | tr -d ' '` gives 636166e9)"
-        );
-    }
-    std::process::exit(error.exit_code())
+/// The hint for clap's `error`, where one helps (a key that is not UTF-8: `--hex`).
+pub fn of_parse_error(error: &clap::Error) -> Option<&'static str> {
+    (error.kind() == clap::error::ErrorKind::InvalidUtf8).then_some(
+        "keys are text; a key that is not UTF-8 is given in hex with --hex \
+         (`printf 'caf\\351' | od -An -tx1 | tr -d ' '` gives 636166e9)",
+    )
 }
 
 /// The error for a directory given where one table file is expected (`show`): which

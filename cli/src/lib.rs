@@ -1,40 +1,46 @@
-//! The library behind the `leveldb-bloom` command: auditing the filters of LevelDB
-//! tables (read by the crate `leveldb-bloom-table`) ([`audit`], [`dialect`]), which
-//! tables of a database to audit ([`database`]), whether a program has it open
-//! ([`lock`]) and reporting ([`report`]);
-//! following keys through a database's tables and filters ([`explain`],
-//! [`explain_text`], [`log_keys`]); drawing filters on a page ([`show`]); the
-//! command line ([`args`], [`key_input`]), its hints on wrong turns ([`hints`]), its
-//! man pages ([`man`]) and completions ([`docs`]); whether `LD_PRELOAD` reaches the
-//! LevelDB of an ELF file ([`reach`], [`reach_command`]); writing safely to terminals and
-//! files ([`output`]).
+//! The library behind the `leveldb-bloom` command: a folder per subcommand. Each
+//! command's front (its `command` module, or [`docs`]) takes the parsed arguments,
+//! writes its report through [`output`] and prints no error: a failure goes back to
+//! `main`, which prints it once ([`exit`]).
+//!
+//! - `audit PATH...`: proves for each live table of a database (or each table file)
+//!   that no key can disappear behind its filter ([`audit`]: [`audit::command`],
+//!   [`audit::dialect`], [`audit::bloom2`], reported by [`audit::report`]; which
+//!   tables: [`database`]);
+//! - `explain DB KEY...`: follows each key through the database as a Get does, each
+//!   filter's answer and the blocks read ([`explain`]: [`explain::command`],
+//!   [`explain::text`], the write-ahead logs: [`explain::log_keys`]; a program
+//!   holding the database open: [`lock`]);
+//! - `show`: a page drawing a table's (or a playground's) filters bit by bit
+//!   ([`show`], [`show::command`]);
+//! - `refilter DB`: gives the live tables of a closed database new filters and
+//!   commits the new version as LevelDB does ([`refilter`]: [`refilter::command`],
+//!   [`refilter::table`], [`refilter::commit`], [`refilter::db_dir`]), or, with
+//!   `--dry-run`, predicts what each choice of bits per key would give
+//!   ([`refilter::dry_run`]);
+//! - `reach FILE...`: whether `LD_PRELOAD` reaches the LevelDB of programs and
+//!   libraries ([`reach`], [`reach::command`]);
+//! - `completion SHELL` and `man-pages DIR`: the shell completions and man pages
+//!   ([`docs`], [`docs::man`]).
+//!
+//! Shared: the command line ([`command_line`], [`key_input`], [`hex`]), hints on
+//! wrong turns ([`hints`]), how a run ends ([`exit`]), writing safely to terminals
+//! and files ([`output`]). Tables, logs and MANIFESTs are read and written by the
+//! crate `leveldb-bloom-table`.
 
-pub mod args;
 pub mod audit;
-pub mod audit_command;
-pub mod bloom2;
-pub mod commit;
+pub mod command_line;
 pub mod database;
-pub mod db_dir;
-pub mod dialect;
 pub mod docs;
-pub mod dry_run;
 pub mod exit;
 pub mod explain;
-pub mod explain_command;
-pub mod explain_text;
 pub mod hex;
 pub mod hints;
 pub mod key_input;
 pub mod lock;
-pub mod log_keys;
-pub mod man;
 pub mod output;
 pub mod reach;
-pub mod reach_command;
 pub mod refilter;
-pub mod refilter_command;
-pub mod refilter_table;
-pub mod report;
+#[cfg(test)]
+mod scratch;
 pub mod show;
-pub mod show_command;

@@ -22,33 +22,31 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Subcommand};
 
-use leveldb_bloom_cli::args::{Cli, Command};
+use leveldb_bloom_cli::audit::command as audit_command;
+use leveldb_bloom_cli::command_line::{Cli, Command};
 use leveldb_bloom_cli::docs::Generate;
-use leveldb_bloom_cli::{
-    audit_command, exit, explain_command, hints, reach_command, refilter_command, show_command,
-};
+use leveldb_bloom_cli::exit;
+use leveldb_bloom_cli::explain::command as explain_command;
+use leveldb_bloom_cli::reach::command as reach_command;
+use leveldb_bloom_cli::refilter::command as refilter_command;
+use leveldb_bloom_cli::show::command as show_command;
 
 fn main() -> ExitCode {
     run().unwrap_or_else(|error| exit::report_failure(&error))
 }
 
-/// Parses the command line (clap prints its own usage errors and exits) and runs
-/// the subcommand.
+/// Parses the command line (clap's errors, `--help` and `--version` are returned
+/// for [`exit::report_failure`] to print) and runs the subcommand.
 fn run() -> anyhow::Result<ExitCode> {
     let command = Cli::command().long_version(long_version());
-    let matches = Generate::augment_subcommands(command)
-        .try_get_matches()
-        .unwrap_or_else(|e| hints::exit_on_parse_error(e));
+    let matches = Generate::augment_subcommands(command).try_get_matches()?;
     if matches
         .subcommand_name()
         .is_some_and(Generate::has_subcommand)
     {
-        return Generate::from_arg_matches(&matches).map_or_else(|e| e.exit(), Generate::run);
+        return Generate::from_arg_matches(&matches)?.run();
     }
-    match Cli::from_arg_matches(&matches)
-        .unwrap_or_else(|e| e.exit())
-        .command
-    {
+    match Cli::from_arg_matches(&matches)?.command {
         Command::Audit {
             paths,
             json,

@@ -39,10 +39,34 @@ pub fn json_safe(json: &str) -> String {
     safe
 }
 
-/// Prints `leveldb-bloom: ERROR message` on stderr, made terminal-safe; a stderr
-/// that cannot be written to (closed, a closed pipe) is passed over, never a panic.
-pub fn print_error(message: &str) {
-    let line = format!("leveldb-bloom: ERROR {}\n", terminal_safe(message));
+/// Prints `leveldb-bloom: ERROR message` on stderr, made terminal-safe: a run's
+/// failures, printed by [`crate::exit::report_failure`] only.
+pub(crate) fn print_error(message: &str) {
+    print_stderr(&format!("leveldb-bloom: ERROR {message}"));
+}
+
+/// Prints `leveldb-bloom: WARNING message` on stderr, made terminal-safe: what went
+/// wrong without failing the run.
+pub fn print_warning(message: &str) {
+    print_stderr(&format!("leveldb-bloom: WARNING {message}"));
+}
+
+/// Prints `leveldb-bloom: note: message` on stderr, made terminal-safe: what the
+/// reader of stdout should know (stdout keeps the documented text and JSON).
+pub fn print_note(message: &str) {
+    print_stderr(&format!("leveldb-bloom: note: {message}"));
+}
+
+/// Prints `hint: message` on stderr, made terminal-safe: after an error, the way that
+/// works.
+pub fn print_hint(message: &str) {
+    print_stderr(&format!("hint: {message}"));
+}
+
+/// The one printer of stderr: `line` made terminal-safe and ended; a stderr that
+/// cannot be written to (closed, a closed pipe) is passed over, never a panic.
+fn print_stderr(line: &str) {
+    let line = terminal_safe(line) + "\n";
     let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use clap::CommandFactory;
-use leveldb_bloom_cli::args::Cli;
+use leveldb_bloom_cli::command_line::Cli;
 
 const TOOL: &str = env!("CARGO_BIN_EXE_leveldb-bloom");
 

@@ -140,7 +140,10 @@ fn basho_bloom2_tables_are_checked_with_bloom2() {
             panic!("filter {i}");
         };
         let keys: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
-        assert_eq!(leveldb_bloom_cli::bloom2::create_filter(&keys, 10), filter);
+        assert_eq!(
+            leveldb_bloom_cli::audit::bloom2::create_filter(&keys, 10),
+            filter
+        );
         leveldb_would_miss += keys
             .iter()
             .filter(|key| !leveldb_bloom::Filter::new(filter).may_contain(key))

@@ -440,7 +440,7 @@ fn mutated_databases_are_refiltered_whole_or_left_alone() {
             std::fs::write(dir.0.join(&seed.file), &bytes).unwrap();
             let before = files_of(&dir.0);
             let old = leveldb_table::db::manifest::live_version(&dir.0);
-            let report = leveldb_bloom_cli::refilter::refilter(
+            let (report, _) = leveldb_bloom_cli::refilter::refilter(
                 &dir.0,
                 leveldb_bloom::BloomFilterPolicy::new(10),
             );

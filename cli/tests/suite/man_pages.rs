@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use clap::{CommandFactory, Parser};
-use leveldb_bloom_cli::args::Cli;
+use leveldb_bloom_cli::command_line::Cli;
 
 fn man_pages() -> BTreeMap<String, String> {
     let scratch = test_support::Scratch::new();

@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Result};
 use std::fs::File;
 use std::io::{self, Write};
 
-use crate::db_dir::{DbDir, Ownership};
+use crate::refilter::db_dir::{DbDir, Ownership};
 
 /// The database's `LOCK`, held as LevelDB holds it (an `fcntl` write lock) and as
 /// goleveldb does (`flock`), until dropped; removed then if this run created it
@@ -219,3 +219,6 @@ pub fn crash_point() {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,6 +6,10 @@
 //! it holds. With `--log`, the write-ahead log that LevelDB replays into memory, where
 //! a Get looks first.
 
+pub mod command;
+pub mod log_keys;
+pub mod text;
+
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
@@ -360,3 +364,6 @@ fn filter_step(
     }
     step
 }
+
+#[cfg(test)]
+mod tests;

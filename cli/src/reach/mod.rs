@@ -13,6 +13,8 @@
 //! visibility), is not. The same rules as the library's own line at exit
 //! (src/self_bound.rs).
 
+pub mod command;
+
 use anyhow::{anyhow, Result};
 use goblin::elf::dynamic::{DF_SYMBOLIC, DT_SYMBOLIC};
 use goblin::elf::header::ET_EXEC;

@@ -4,6 +4,8 @@
 //! SHELL` (listed in `--help`), which `main` adds to [`Cli`]'s and which are not
 //! part of what they write.
 
+pub mod man;
+
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +14,7 @@ use anyhow::{anyhow, Result};
 use clap::{CommandFactory, Subcommand};
 use clap_complete::Shell;
 
-use crate::args::Cli;
+use crate::command_line::Cli;
 
 /// The installed command's name.
 const NAME: &str = "leveldb-bloom";
@@ -39,9 +41,8 @@ impl Generate {
     /// Writes what was asked for; an error names the directory.
     pub fn run(self) -> Result<ExitCode> {
         match self {
-            Self::ManPages { dir } => {
-                crate::man::write_man_pages(&dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?
-            }
+            Self::ManPages { dir } => crate::docs::man::write_man_pages(&dir)
+                .map_err(|e| anyhow!("{}: {e}", dir.display()))?,
             Self::Completion { shell } => write_completion(shell, &mut io::stdout()),
         }
         Ok(ExitCode::SUCCESS)

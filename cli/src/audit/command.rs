@@ -1,6 +1,7 @@
 //! The `audit` subcommand: the tables of each path given (a database's live ones,
 //! or a table file), audited in parallel with a progress bar, the report on stdout
-//! (text or JSON) and each table's error on stderr.
+//! (text or JSON) and each table's error the run's failures
+//! ([`exit::Failures`](crate::exit::Failures)).
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::IsTerminal;
@@ -12,27 +13,27 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::audit;
+use crate::audit::report::{Database, Outcome, Report};
 use crate::database::{self, Job};
-use crate::output::{json_safe, print_error, terminal_safe, write_stdout};
-use crate::report::{Database, Outcome, Report};
+use crate::exit::conclude;
+use crate::output::{json_safe, terminal_safe, write_stdout};
 
 /// Audits the tables of `paths`, listing at most `max_missed` missed keys per table;
 /// exit status 1 unless the report is clean. `quiet` hides the progress bar.
 pub fn run(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) -> Result<ExitCode> {
     let report = audit_paths(paths, quiet, max_missed);
-    for error in &report.errors {
-        print_error(&error.line());
-    }
-    write_stdout(&if json {
+    let written = write_stdout(&if json {
         json_safe(&report.json()) + "\n"
     } else {
         terminal_safe(&report.text())
-    })?;
-    Ok(if report.clean() {
+    });
+    let failures = report.errors.iter().map(|error| error.line()).collect();
+    let status = if report.clean() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    };
+    conclude(written, failures, status)
 }
 
 /// The report of the tables of `paths`.

@@ -4,6 +4,8 @@
 //! and filter building itself (show/page.js); the tests prove in a browser that it
 //! gives this library's bytes and answers.
 
+pub mod command;
+
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
@@ -14,8 +16,8 @@ use serde::Serialize;
 
 use crate::hex::hex;
 
-const TEMPLATE: &str = include_str!("show/page.html");
-const SCRIPT: &str = include_str!("show/page.js");
+const TEMPLATE: &str = include_str!("page.html");
+const SCRIPT: &str = include_str!("page.js");
 /// Keys of a table embedded in its page: beyond, only the chosen filter's keys are.
 pub const MAX_EMBEDDED_KEYS: usize = 200_000;
 /// Bytes of keys embedded in a page, likewise (the chosen filter's keys are left
@@ -287,3 +289,6 @@ fn filter_of_key<R: ReadAt + ?Sized>(
         .ok_or_else(|| anyhow!("the key sorts after the table's last block"))?;
     Ok(filters.index_of(handle.offset))
 }
+
+#[cfg(test)]
+mod tests;

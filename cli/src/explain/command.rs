@@ -1,19 +1,19 @@
 //! The `explain` subcommand: a Get of each key followed through the database at a
 //! path, explained on stdout as text or JSON.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use leveldb_bloom::hash::TailBytes;
 
-use crate::args::Policy;
+use crate::command_line::ReaderPolicy;
 use crate::exit::UsageError;
 use crate::explain::{self, KeyExplained};
+use crate::explain::{log_keys, text as explain_text};
 use crate::key_input::keys_given;
-use crate::output::{json_safe, terminal_safe, write_stdout};
-use crate::{database, explain_text, hints, lock, log_keys};
+use crate::output::{json_safe, print_note, terminal_safe, write_stdout};
+use crate::{database, hints, lock};
 
 /// Explains a Get of each key of `keys`, then of `keys_file` (hex digits with
 /// `hex`), in the database at `path` by a reader with `policy`; `log` reads the
@@ -25,21 +25,17 @@ pub fn run(
     hex: bool,
     json: bool,
     log: bool,
-    policy: Policy,
+    policy: ReaderPolicy,
 ) -> Result<ExitCode> {
     if let Some(hint) = hints::database_expected(path) {
         return Err(UsageError(hint).into());
     }
     if let Some(holder) = lock::holder(path) {
-        // On stderr: stdout keeps the documented text and JSON.
-        let note = format!(
-            "leveldb-bloom: note: {}: open by a running program ({holder}): keys it wrote since \
-             its last flush are in its memory and its log, not in tables (--log reads the log)\n",
+        print_note(&format!(
+            "{}: open by a running program ({holder}): keys it wrote since its last flush are \
+             in its memory and its log, not in tables (--log reads the log)",
             path.display()
-        );
-        let _ = std::io::stderr()
-            .lock()
-            .write_all(terminal_safe(&note).as_bytes());
+        ));
     }
     let keys = keys_given(keys, keys_file, hex)?;
     let explained = explain_all(path, &keys, log, policy)?;
@@ -56,7 +52,7 @@ fn explain_all(
     path: &Path,
     keys: &[Vec<u8>],
     log: bool,
-    policy: Policy,
+    policy: ReaderPolicy,
 ) -> Result<Vec<KeyExplained>> {
     let version = leveldb_table::db::manifest::live_version(path)?;
     if let Some(name) = version
@@ -74,7 +70,7 @@ fn explain_all(
     let reader = explain::Reader {
         policy_name: policy_name(policy),
         tail_bytes: match policy {
-            Policy::LegacySigned => TailBytes::Signed,
+            ReaderPolicy::LegacySigned => TailBytes::Signed,
             _ => TailBytes::Unsigned,
         },
     };
@@ -94,11 +90,13 @@ fn explain_all(
 }
 
 /// The name of the filter policy a reader with `policy` reads filters under.
-fn policy_name(policy: Policy) -> Option<&'static str> {
+fn policy_name(policy: ReaderPolicy) -> Option<&'static str> {
     match policy {
-        Policy::Leveldb => Some(leveldb_bloom::POLICY_NAME),
-        Policy::Legacy | Policy::LegacySigned => Some(leveldb_bloom::LEGACY_POLICY_NAME),
-        Policy::None => None,
+        ReaderPolicy::Leveldb => Some(leveldb_bloom::POLICY_NAME),
+        ReaderPolicy::Legacy | ReaderPolicy::LegacySigned => {
+            Some(leveldb_bloom::LEGACY_POLICY_NAME)
+        }
+        ReaderPolicy::None => None,
     }
 }
 
@@ -109,21 +107,21 @@ mod tests {
     #[test]
     fn each_policy_reads_its_own_filter_name() {
         assert_eq!(
-            policy_name(Policy::Leveldb),
+            policy_name(ReaderPolicy::Leveldb),
             Some("leveldb.BuiltinBloomFilter2")
         );
         assert_eq!(
-            policy_name(Policy::Legacy),
+            policy_name(ReaderPolicy::Legacy),
             Some("leveldb.BuiltinBloomFilter")
         );
-        assert_eq!(policy_name(Policy::None), None);
+        assert_eq!(policy_name(ReaderPolicy::None), None);
     }
 
     #[test]
     fn a_file_given_for_a_database_is_a_usage_error() {
         let file = std::env::temp_dir().join(format!("explain-command-{}.ldb", std::process::id()));
         std::fs::write(&file, b"").unwrap();
-        let error = run(&file, &[], None, false, false, false, Policy::Leveldb).unwrap_err();
+        let error = run(&file, &[], None, false, false, false, ReaderPolicy::Leveldb).unwrap_err();
         assert_eq!(crate::exit::status_of(&error), 2);
         assert!(
             error.to_string().contains("a file; explain follows keys"),
@@ -136,7 +134,7 @@ mod tests {
     fn a_directory_without_current_is_an_error_naming_current() {
         let dir = std::env::temp_dir().join(format!("explain-command-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let error = explain_all(&dir, &[b"k".to_vec()], false, Policy::Leveldb).unwrap_err();
+        let error = explain_all(&dir, &[b"k".to_vec()], false, ReaderPolicy::Leveldb).unwrap_err();
         assert_eq!(crate::exit::status_of(&error), 1);
         assert!(
             error
@@ -158,12 +156,20 @@ mod tests {
             true,
             false,
             false,
-            Policy::Leveldb,
+            ReaderPolicy::Leveldb,
         );
         assert_eq!(error.unwrap_err().to_string(), "\"zz\": not hex");
         let keys = dir.join("keys");
         std::fs::write(&keys, "00ff\nabc\n").unwrap();
-        let error = run(&dir, &[], Some(&keys), true, false, false, Policy::Leveldb);
+        let error = run(
+            &dir,
+            &[],
+            Some(&keys),
+            true,
+            false,
+            false,
+            ReaderPolicy::Leveldb,
+        );
         let error = error.unwrap_err().to_string();
         assert!(
             error.ends_with("keys line 2: \"abc\": an odd number of hex digits"),

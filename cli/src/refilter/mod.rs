@@ -1,9 +1,15 @@
 //! `leveldb-bloom refilter`: gives the live tables of a closed database new filters
-//! without rewriting their data ([`crate::refilter_table`], tables in parallel),
+//! without rewriting their data ([`crate::refilter::table`], tables in parallel),
 //! checks each new table as it reads it back, and commits the new version as
-//! LevelDB commits one ([`crate::commit`]). The directory is opened once and every
+//! LevelDB commits one ([`crate::refilter::commit`]). The directory is opened once and every
 //! file reached through that handle ([`DbDir`]). The old tables stay until LevelDB
 //! next opens the database and deletes the files no version names.
+
+pub mod command;
+pub mod commit;
+pub mod db_dir;
+pub mod dry_run;
+pub mod table;
 
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
@@ -15,11 +21,12 @@ use leveldb_table::db::log_writer::LogWriter;
 use leveldb_table::db::manifest::{live_version_in, LiveTable, Version};
 use serde::Serialize;
 
-use crate::commit::{check_room, Commit, DbLock};
 use crate::database::BYTEWISE;
-use crate::db_dir::{ownership, DbDir, Ownership};
 use crate::hints::{reader_needs, KEYS_IN_LOG};
-use crate::refilter_table::{Job, TableRefiltered};
+use crate::output::print_warning;
+use crate::refilter::commit::{check_room, Commit, DbLock};
+use crate::refilter::db_dir::{ownership, DbDir, Ownership};
+use crate::refilter::table::{Job, TableRefiltered};
 
 /// What `refilter` did.
 #[derive(Debug, Serialize)]
@@ -31,7 +38,7 @@ pub struct RefilterReport {
     pub committed: bool,
     pub manifest: Option<String>,
     pub tables: Vec<TableRefiltered>,
-    /// Why nothing was committed, when nothing was.
+    /// Why nothing was committed, when nothing was: the error with its context chain.
     pub error: Option<String>,
     /// What becomes of the old files, once committed; or, with no live table, how
     /// to get the log's keys into tables.
@@ -82,9 +89,9 @@ impl RefilterReport {
 const OLD_FILES: &str = "The old tables and MANIFEST are no longer live: LevelDB deletes them when it next opens the database. \
 To undo, run refilter again with another policy or bits per key.";
 
-/// Refilters the database in `dir` with `policy`; the report's `error` says why
-/// nothing changed when it did not.
-pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
+/// Refilters the database in `dir` with `policy`: the report, and the error that left
+/// the database unchanged (also the report's `error`, for its text and JSON).
+pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> (RefilterReport, Result<()>) {
     let mut report = RefilterReport {
         database: dir.display().to_string(),
         policy: policy.name(),
@@ -96,20 +103,22 @@ pub fn refilter(dir: &Path, policy: BloomFilterPolicy) -> RefilterReport {
         note: None,
         reader: None,
     };
-    match commit_refiltered(dir, policy, &mut report) {
+    let outcome = match commit_refiltered(dir, policy, &mut report) {
         Ok(committed) => {
             report.committed = committed;
             report.note = Some(if committed { OLD_FILES } else { KEYS_IN_LOG });
             report.reader = committed.then(|| reader_needs(policy));
+            Ok(())
         }
         Err(error) => {
             // Whatever was written is removed again: the report lists nothing done.
             report.manifest = None;
             report.tables.clear();
-            report.error = Some(error.to_string());
+            report.error = Some(format!("{error:#}"));
+            Err(error)
         }
-    }
-    report
+    };
+    (report, outcome)
 }
 
 /// Extra room asked of the file system besides the estimated tables: the MANIFEST,
@@ -194,7 +203,7 @@ fn refilter_locked(
     report.manifest = Some(manifest.clone());
     let current_like = like_file(dir, "CURRENT")?;
     if let Some(warning) = commit.replace_current(&manifest, numbers.manifest, current_like)? {
-        eprintln!("leveldb-bloom: WARNING {warning}");
+        print_warning(&format!("{warning:#}"));
     }
     Ok(true)
 }
@@ -301,43 +310,4 @@ fn leveldb_file_number(name: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leveldb_file_numbers_are_parsed_as_leveldb_parses_them() {
-        assert_eq!(leveldb_file_number("000012.ldb"), Some(12));
-        assert_eq!(leveldb_file_number("MANIFEST-000003"), Some(3));
-        assert_eq!(leveldb_file_number("7.dbtmp"), Some(7));
-        assert_eq!(
-            leveldb_file_number("18446744073709551615.log"),
-            Some(u64::MAX)
-        );
-        for not_leveldb in [
-            "18446744073709551615.junk",
-            "18446744073709551616.ldb",
-            "+5.ldb",
-            ".ldb",
-            "MANIFEST-",
-            "MANIFEST-3.bak",
-            "12.ldb.bak",
-            "CURRENT",
-            "LOCK",
-        ] {
-            assert_eq!(leveldb_file_number(not_leveldb), None, "{not_leveldb}");
-        }
-    }
-
-    #[test]
-    fn file_numbers_never_wrap() {
-        assert_eq!(
-            FileNumbers::after(10, 2).unwrap(),
-            FileNumbers {
-                manifest: 12,
-                next_file: 13
-            }
-        );
-        assert!(FileNumbers::after(u64::MAX - 2, 2).is_err());
-        assert!(FileNumbers::after(u64::MAX, 0).is_err());
-    }
-}
+mod tests;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use clap::{ArgAction, Command, CommandFactory};
 
-use crate::args::Cli;
+use crate::command_line::Cli;
 
 /// The examples of each page, by subcommand ("" for `leveldb-bloom` itself):
 /// (what it does, the command).

@@ -19,7 +19,7 @@ pub struct Cli {
 
 /// The filter policy of the reader whose Gets `explain` follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Policy {
+pub enum ReaderPolicy {
     /// LevelDB's bloom filter (`leveldb.BuiltinBloomFilter2`), as LevelDB ≥ 1.18 and
     /// this library read it.
     Leveldb,
@@ -32,9 +32,9 @@ pub enum Policy {
     None,
 }
 
-/// The filters `refilter` writes.
+/// The filter policy `refilter` writes new filters with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum NewFilters {
+pub enum WriterPolicy {
     /// LevelDB's bloom filter (`leveldb.BuiltinBloomFilter2`): what LevelDB ≥ 1.18
     /// with `NewBloomFilterPolicy` reads.
     Leveldb,
@@ -102,8 +102,8 @@ pub enum Command {
         #[arg(long)]
         log: bool,
         /// The filter policy of the reader to explain.
-        #[arg(long, value_name = "POLICY", value_enum, default_value_t = Policy::Leveldb)]
-        policy: Policy,
+        #[arg(long, value_name = "POLICY", value_enum, default_value_t = ReaderPolicy::Leveldb)]
+        policy: ReaderPolicy,
     },
     /// Writes one self-contained HTML page that draws LevelDB's real filters.
     ///
@@ -152,8 +152,8 @@ pub enum Command {
         )]
         bits_per_key: Vec<u32>,
         /// The filters to write.
-        #[arg(long, value_enum, default_value_t = NewFilters::Leveldb)]
-        policy: NewFilters,
+        #[arg(long, value_enum, default_value_t = WriterPolicy::Leveldb)]
+        policy: WriterPolicy,
         /// Write nothing: report, per level and in total, the current filters and
         /// those of each --bits-per-key.
         #[arg(long)]

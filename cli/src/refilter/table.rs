@@ -15,8 +15,8 @@ use leveldb_table::db::manifest::LiveTable;
 use leveldb_table::{NewTail, ReadAt, Table};
 
 use crate::audit::{consulted_filters, measure};
-use crate::commit::{sync, Commit};
-use crate::db_dir::{ownership, DbDir};
+use crate::refilter::commit::{sync, Commit};
+use crate::refilter::db_dir::{ownership, DbDir};
 
 /// One table given new filters.
 #[derive(Debug, Serialize)]
@@ -30,7 +30,7 @@ pub struct TableRefiltered {
     pub new_size: u64,
     pub filter_block_bytes: u64,
     /// The new filters' bits per key, offset array and empty filters left out, as
-    /// the audit measures them.
+    /// the audit measures them (`measured_bits_per_key`; in JSON, `bits_per_key`).
     #[serde(rename = "bits_per_key")]
     pub measured_bits_per_key: f64,
     pub false_positive_percent: Option<f64>,

@@ -3,13 +3,17 @@
 //! each data block's keys are checked against the filter LevelDB would consult for
 //! them, then dropped.
 
+pub mod bloom2;
+pub mod command;
+pub mod dialect;
+pub mod report;
+
 use leveldb_bloom::hash::{bloom_hash_with, tail_is_ambiguous, TailBytes};
 use leveldb_bloom::{Filter, LEGACY_POLICY_NAME, POLICY_NAME};
 use leveldb_table::{each_user_key_of, Family, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
-use crate::bloom2;
-use crate::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
+use crate::audit::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
 use crate::hex::hex_cut;
 /// Random absent keys tested per table for the measured false-positive rate.
 pub const FP_SAMPLES: usize = 10_000;
@@ -30,13 +34,14 @@ pub struct TableReport {
     /// User keys in the table, each counted once however many entries it has here.
     pub distinct_user_keys: usize,
     pub missed: usize,
-    /// The consulted filters' bits per key they cover, the k bytes left out: what
-    /// the table's writer asked for, measured (not the requested integer).
+    /// The consulted filters' bits per key they cover, k bytes left out: what the
+    /// writer's bits per key gave (a requested bits per key is an integer, named
+    /// `bits_per_key`). In JSON, `bits_per_key`, as the report has always named it.
     #[serde(rename = "bits_per_key")]
     pub measured_bits_per_key: f64,
     /// The filter block's bits per entry of the table, everything counted: the k
     /// bytes, the offset array, empty filters and the 64-bit minimum of small ones:
-    /// what the table's filters cost in memory (well above the measured bits per key when a
+    /// what the table's filters cost in memory (well above `measured_bits_per_key` when a
     /// 2 KiB filter covers few keys).
     pub true_bits_per_key: f64,
     /// The filter block's length, offset array included.
@@ -399,3 +404,6 @@ pub fn false_positives(consulted: &[(&[u8], usize)], keys: usize) -> f64 {
     }
     positives as f64 / FP_SAMPLES as f64
 }
+
+#[cfg(test)]
+mod tests;

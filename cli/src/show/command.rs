@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::args::ShowArgs;
+use crate::command_line::ShowArgs;
 use crate::exit::UsageError;
 use crate::hints;
 use crate::key_input::{key_bytes, keys_given};

@@ -3,25 +3,25 @@
 
 use std::fmt::Write;
 
-use crate::args::Policy;
+use crate::command_line::ReaderPolicy;
 use crate::explain::{KeyExplained, Step};
 
 /// Which reader the explanation assumes, and how to ask for the other: a program
 /// that opens the database with no filter policy (LevelDB's default) reads no
 /// filter at all.
-pub fn reader_line(policy: Policy) -> String {
+pub fn reader_line(policy: ReaderPolicy) -> String {
     match policy {
-        Policy::Leveldb | Policy::Legacy | Policy::LegacySigned => format!(
+        ReaderPolicy::Leveldb | ReaderPolicy::Legacy | ReaderPolicy::LegacySigned => format!(
             "reader: a program that opens the database with a bloom filter policy \
              (--policy {}); one with none (LevelDB's default options, plyvel's \
              bloom_filter_bits=0) reads no filter: --policy none\n",
             match policy {
-                Policy::Leveldb => "leveldb",
-                Policy::Legacy => "legacy",
+                ReaderPolicy::Leveldb => "leveldb",
+                ReaderPolicy::Legacy => "legacy",
                 _ => "legacy-signed",
             }
         ),
-        Policy::None => "reader: a program that opens the database with no filter policy \
+        ReaderPolicy::None => "reader: a program that opens the database with no filter policy \
             (--policy none): every table consulted costs a data-block read; with a bloom \
             filter policy: --policy leveldb\n"
             .to_string(),

@@ -1,6 +1,7 @@
 //! The `reach` subcommand's front: each file read (a regular file, never waiting on
 //! a FIFO), judged by [`reach`](crate::reach), reported on stdout (text or JSON,
-//! terminal-safe), errors on stderr naming the file; the exit status.
+//! terminal-safe), each unreadable file a failure of the run naming the file
+//! ([`exit::Failures`](crate::exit::Failures)); the exit status.
 
 use std::fs::File;
 use std::io::Read;
@@ -11,7 +12,8 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
 
-use crate::output::{json_safe, print_error, terminal_safe, write_stdout};
+use crate::exit::conclude;
+use crate::output::{json_safe, terminal_safe, write_stdout};
 use crate::reach::{reach, FileReach, StringAbi};
 
 /// Exit status when `LD_PRELOAD` cannot reach some LevelDB bloom call.
@@ -49,37 +51,31 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<ExitCode> {
                 found: Some(found),
                 error: None,
             },
-            Err(error) => {
-                let error = format!("{}: {error:#}", path.display());
-                print_error(&error);
-                Entry {
-                    path: path.clone(),
-                    found: None,
-                    reason: None,
-                    route: None,
-                    error: Some(error),
-                }
-            }
+            Err(error) => Entry {
+                path: path.clone(),
+                found: None,
+                reason: None,
+                route: None,
+                error: Some(format!("{}: {error:#}", path.display())),
+            },
         })
         .collect();
     let reached_all = files
         .iter()
         .all(|entry| entry.found.as_ref().is_none_or(|found| found.reached));
-    let failed = files.iter().any(|entry| entry.error.is_some());
+    let failures = files
+        .iter()
+        .filter_map(|entry| entry.error.clone())
+        .collect();
     let report = Report { files, reached_all };
-    if json {
+    let written = write_stdout(&if json {
         let document = serde_json::to_string_pretty(&report).expect("plain data");
-        write_stdout(&(json_safe(&document) + "\n"))?;
+        json_safe(&document) + "\n"
     } else {
-        write_stdout(&terminal_safe(&text(&report)))?;
-    }
-    Ok(ExitCode::from(if failed {
-        1
-    } else if !reached_all {
-        UNREACHED
-    } else {
-        0
-    }))
+        terminal_safe(&text(&report))
+    });
+    let status = ExitCode::from(if reached_all { 0 } else { UNREACHED });
+    conclude(written, failures, status)
 }
 
 /// The file's bytes: a regular file, opened without waiting on a FIFO or a device.

@@ -317,3 +317,6 @@ impl DryRun {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;

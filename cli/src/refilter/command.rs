@@ -1,5 +1,5 @@
 //! The `refilter` subcommand's front: its arguments checked, the run, its report on
-//! stdout (text or JSON, terminal-safe) and its errors on stderr, its exit status.
+//! stdout (text or JSON, terminal-safe), its error the run's, its exit status.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 use leveldb_bloom::BloomFilterPolicy;
 
-use crate::args::NewFilters;
-use crate::dry_run;
-use crate::exit::UsageError;
-use crate::output::{json_safe, print_error, terminal_safe, write_stdout};
+use crate::command_line::WriterPolicy;
+use crate::exit::{conclude, UsageError};
+use crate::output::{json_safe, terminal_safe, write_stdout};
+use crate::refilter::dry_run;
 use crate::refilter::refilter;
 
 /// What `--dry-run` compares when not given `--bits-per-key`: LevelDB's usual 10,
@@ -18,17 +18,17 @@ use crate::refilter::refilter;
 const DRY_RUN_BITS: [u32; 3] = [6, 10, 16];
 
 /// Runs `refilter` (or its dry run) on the database at `path`. A refilter that
-/// changed nothing prints why on stderr, its report on stdout, and exits 1.
+/// changed nothing writes its report on stdout and fails with why (exit status 1).
 pub fn run(
     path: &Path,
     bits_per_key: &[u32],
-    policy: NewFilters,
+    policy: WriterPolicy,
     dry_run: bool,
     json: bool,
 ) -> Result<ExitCode> {
     let policy_at = |bits| match policy {
-        NewFilters::Leveldb => BloomFilterPolicy::new(bits),
-        NewFilters::Legacy => BloomFilterPolicy::legacy(bits),
+        WriterPolicy::Leveldb => BloomFilterPolicy::new(bits),
+        WriterPolicy::Legacy => BloomFilterPolicy::legacy(bits),
     };
     let shown = |document: String, text: String| {
         if json {
@@ -37,7 +37,7 @@ pub fn run(
             terminal_safe(&text)
         }
     };
-    let (out, failed) = if dry_run {
+    let (out, failure) = if dry_run {
         let bits_per_key = if bits_per_key.is_empty() {
             &DRY_RUN_BITS[..]
         } else {
@@ -46,24 +46,20 @@ pub fn run(
         let policies: Vec<BloomFilterPolicy> = bits_per_key.iter().map(|&b| policy_at(b)).collect();
         let report = dry_run::dry_run(path, &policies)?;
         let document = serde_json::to_string_pretty(&report).expect("plain data");
-        (shown(document, report.text()), false)
+        (shown(document, report.text()), None)
     } else {
         let [bits] = bits_per_key else {
             let why = "--bits-per-key N: one value is required, except with --dry-run \
                        (which compares 6, 10 and 16 unless given a list)";
             return Err(UsageError(why.into()).into());
         };
-        let report = refilter(path, policy_at(*bits));
-        if let Some(error) = &report.error {
-            print_error(error);
-        }
+        let (report, outcome) = refilter(path, policy_at(*bits));
         let document = serde_json::to_string_pretty(&report).expect("plain data");
-        (shown(document, report.text()), report.error.is_some())
+        (shown(document, report.text()), outcome.err())
     };
-    write_stdout(&out)?;
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let failures = failure
+        .map(|error| format!("{error:#}"))
+        .into_iter()
+        .collect();
+    conclude(write_stdout(&out), failures, ExitCode::SUCCESS)
 }
