@@ -41,6 +41,4 @@ pub mod lock;
 pub mod output;
 pub mod reach;
 pub mod refilter;
-#[cfg(test)]
-mod scratch;
 pub mod show;

@@ -22,6 +22,13 @@ impl Scratch {
         Self(dir)
     }
 
+    /// A new scratch directory, made (empty).
+    pub fn created() -> Self {
+        let scratch = Self::new();
+        std::fs::create_dir_all(scratch.dir()).expect("a scratch directory");
+        scratch
+    }
+
     pub fn dir(&self) -> &Path {
         &self.0
     }

@@ -3,7 +3,7 @@
 //! no database.
 
 use super::*;
-use crate::scratch::Scratch;
+use test_support::Scratch;
 use leveldb_bloom::POLICY_NAME;
 
 #[test]
@@ -76,8 +76,8 @@ fn the_report_says_what_was_committed_or_why_nothing_changed() {
 
 #[test]
 fn a_directory_that_is_no_database_is_left_as_it_was_and_the_error_says_why() {
-    let scratch = Scratch::new("refilter-no-database");
-    let (report, outcome) = refilter(scratch.path(), BloomFilterPolicy::new(10));
+    let scratch = Scratch::created();
+    let (report, outcome) = refilter(scratch.dir(), BloomFilterPolicy::new(10));
     let error = format!("{:#}", outcome.unwrap_err());
     assert!(
         error.ends_with("CURRENT: No such file or directory (os error 2): not a LevelDB database"),
@@ -86,7 +86,7 @@ fn a_directory_that_is_no_database_is_left_as_it_was_and_the_error_says_why() {
     assert_eq!(report.error.as_deref(), Some(error.as_str()));
     assert!(!report.committed && report.manifest.is_none() && report.note.is_none());
     assert_eq!(
-        std::fs::read_dir(scratch.path()).unwrap().count(),
+        std::fs::read_dir(scratch.dir()).unwrap().count(),
         0,
         "no LOCK left"
     );

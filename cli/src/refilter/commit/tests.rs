@@ -3,19 +3,19 @@
 
 use super::*;
 use crate::refilter::db_dir::ownership;
-use crate::scratch::Scratch;
+use test_support::Scratch;
 
 /// The database directory `scratch` opened, with a `CURRENT` whose ownership new
 /// files take.
 fn database(scratch: &Scratch) -> (DbDir, Ownership) {
-    std::fs::write(scratch.path().join("CURRENT"), "MANIFEST-000001\n").unwrap();
-    let dir = DbDir::open(scratch.path()).unwrap();
+    std::fs::write(scratch.dir().join("CURRENT"), "MANIFEST-000001\n").unwrap();
+    let dir = DbDir::open(scratch.dir()).unwrap();
     let like = ownership(&dir.open_regular("CURRENT").unwrap()).unwrap();
     (dir, like)
 }
 
 fn names(scratch: &Scratch) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(scratch.path())
+    let mut names: Vec<String> = std::fs::read_dir(scratch.dir())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
         .collect();
@@ -25,7 +25,7 @@ fn names(scratch: &Scratch) -> Vec<String> {
 
 #[test]
 fn an_unfinished_commit_removes_every_file_it_made() {
-    let scratch = Scratch::new("commit-unfinished");
+    let scratch = Scratch::created();
     let (dir, like) = database(&scratch);
     {
         let mut commit = Commit::new(&dir);
@@ -41,21 +41,21 @@ fn an_unfinished_commit_removes_every_file_it_made() {
 
 #[test]
 fn a_commit_never_creates_over_an_existing_file_and_keeps_it() {
-    let scratch = Scratch::new("commit-existing");
+    let scratch = Scratch::created();
     let (dir, like) = database(&scratch);
     let mut commit = Commit::new(&dir);
     let error = commit.create("CURRENT", like).unwrap_err();
     assert!(format!("{error:#}").contains("CURRENT"), "{error:#}");
     drop(commit);
     assert_eq!(
-        std::fs::read_to_string(scratch.path().join("CURRENT")).unwrap(),
+        std::fs::read_to_string(scratch.dir().join("CURRENT")).unwrap(),
         "MANIFEST-000001\n"
     );
 }
 
 #[test]
 fn a_completed_commit_names_the_new_manifest_in_current_and_keeps_its_files() {
-    let scratch = Scratch::new("commit-completed");
+    let scratch = Scratch::created();
     let (dir, like) = database(&scratch);
     let mut commit = Commit::new(&dir);
     let file = commit.create("MANIFEST-000007", like).unwrap();
@@ -63,7 +63,7 @@ fn a_completed_commit_names_the_new_manifest_in_current_and_keeps_its_files() {
     let warning = commit.replace_current("MANIFEST-000007", 7, like).unwrap();
     assert!(warning.is_none());
     assert_eq!(
-        std::fs::read_to_string(scratch.path().join("CURRENT")).unwrap(),
+        std::fs::read_to_string(scratch.dir().join("CURRENT")).unwrap(),
         "MANIFEST-000007\n"
     );
     // The temporary file was renamed over CURRENT: none is left.
@@ -72,7 +72,7 @@ fn a_completed_commit_names_the_new_manifest_in_current_and_keeps_its_files() {
 
 #[test]
 fn the_lock_is_exclusive_and_a_lock_this_run_made_goes_unless_kept() {
-    let scratch = Scratch::new("commit-lock");
+    let scratch = Scratch::created();
     let (dir, _) = database(&scratch);
     {
         let _held = DbLock::acquire(&dir).unwrap();
@@ -94,7 +94,7 @@ fn the_lock_is_exclusive_and_a_lock_this_run_made_goes_unless_kept() {
 
 #[test]
 fn a_directory_without_the_room_asked_is_refused() {
-    let scratch = Scratch::new("commit-room");
+    let scratch = Scratch::created();
     let (dir, _) = database(&scratch);
     check_room(&dir, 0).unwrap();
     let error = check_room(&dir, u64::MAX).unwrap_err().to_string();
