@@ -125,8 +125,8 @@ pub enum Command {
     /// next opens the database and deletes them. The directory is opened once and
     /// every file reached through that handle; new files take the permissions of the
     /// files they replace. Holds the database's LOCK throughout and refuses when a
-    /// program has the database open, when its comparator is not
-    /// leveldb.BytewiseComparator, when a table, MANIFEST or CURRENT is a symlink or
+    /// program has the database open, when its MANIFEST names no comparator (any
+    /// named one is kept, byte for byte), when a table, MANIFEST or CURRENT is a symlink or
     /// not a regular file, when a table cannot be read completely, or when the disk
     /// has too little room; on any error nothing changes. With --dry-run, writes
     /// nothing and reports what each --bits-per-key would cost and save.

@@ -152,8 +152,8 @@ fn live_version(dir: &Path) -> Result<(LiveTables, Option<String>)> {
     let comparator = version
         .comparator
         .as_deref()
-        .filter(|&name| name != BYTEWISE)
-        .map(|name| leveldb_table::excerpt(name.as_bytes()));
+        .filter(|&name| name != BYTEWISE.as_bytes())
+        .map(leveldb_table::excerpt);
     let mut live = Vec::new();
     for level in 0..version.levels.len() {
         for table in version.files(level) {

@@ -58,12 +58,12 @@ fn explain_all(
     if let Some(name) = version
         .comparator
         .as_deref()
-        .filter(|&n| n != database::BYTEWISE)
+        .filter(|&n| n != database::BYTEWISE.as_bytes())
     {
         bail!(
             "{}: comparator {}: only databases ordered by {:?} can be explained",
             version.manifest.display(),
-            leveldb_table::excerpt(name.as_bytes()),
+            leveldb_table::excerpt(name),
             database::BYTEWISE
         );
     }

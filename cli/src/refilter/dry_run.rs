@@ -5,14 +5,13 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use leveldb_bloom::BloomFilterPolicy;
 use leveldb_table::db::manifest::{live_version, table_file, NUM_LEVELS};
 use leveldb_table::{each_user_key, FilterBlock, FilterBlockBuilder, ReadAt, Table};
 use serde::Serialize;
 
 use crate::audit::{audit, consulted_filters, false_positives};
-use crate::database::BYTEWISE;
 use crate::hints::KEYS_IN_LOG;
 
 /// What a set of filters costs and saves.
@@ -72,13 +71,6 @@ struct TableCost {
 /// with a candidate per policy.
 pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
     let version = live_version(dir)?;
-    if version.comparator.as_deref() != Some(BYTEWISE) {
-        bail!(
-            "{}: comparator {:?}, not {BYTEWISE:?}",
-            version.manifest.display(),
-            version.comparator
-        );
-    }
     let name = policies[0].name();
     let mut levels = Vec::new();
     let mut all: Vec<(usize, Vec<TableCost>)> = Vec::new();

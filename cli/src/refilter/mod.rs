@@ -21,7 +21,6 @@ use leveldb_table::db::log_writer::LogWriter;
 use leveldb_table::db::manifest::{live_version_in, LiveTable, Version};
 use serde::Serialize;
 
-use crate::database::BYTEWISE;
 use crate::hints::{reader_needs, KEYS_IN_LOG};
 use crate::output::print_warning;
 use crate::refilter::commit::{check_room, Commit, DbLock};
@@ -155,11 +154,14 @@ fn refilter_locked(
     report: &mut RefilterReport,
 ) -> Result<bool> {
     let version = live_version_in(dir)?;
-    if version.comparator.as_deref() != Some(BYTEWISE) {
+    // Any key order: a filter holds its data block's user keys whatever their order,
+    // and the new MANIFEST repeats the comparator's name, byte for byte, for LevelDB
+    // to check when it opens the database. A MANIFEST that names none is no
+    // LevelDB's (it writes the name first, always): left alone.
+    if version.comparator.is_none() {
         bail!(
-            "{}: comparator {:?}: only databases ordered by {BYTEWISE:?} are refiltered",
-            version.manifest.display(),
-            version.comparator.as_deref().unwrap_or("(none recorded)")
+            "{}: records no comparator: not a MANIFEST LevelDB wrote",
+            version.manifest.display()
         );
     }
     let live: Vec<&LiveTable> = version.levels.iter().flatten().collect();

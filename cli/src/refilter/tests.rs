@@ -3,8 +3,8 @@
 //! no database.
 
 use super::*;
-use test_support::Scratch;
 use leveldb_bloom::POLICY_NAME;
+use test_support::Scratch;
 
 #[test]
 fn leveldb_file_numbers_are_parsed_as_leveldb_parses_them() {

@@ -82,19 +82,36 @@ fn show(table: &Path, key_hex: &str) {
     assert!(html.contains("<html"), "{}", page.display());
 }
 
+/// Writes with plyvel (Debian's LevelDB 1.23) under Chromium's IndexedDB comparator
+/// name, `idb_cmp1`, 3,000 keys at `bits` bits per key (0: no policy), compacted; then,
+/// when `read_back`, opens it again at 10 bits per key and reads every key (LevelDB
+/// refuses a MANIFEST naming another comparator).
+fn idb_database(db: &Path, bits: u32, read_back: bool) {
+    plyvel_script(
+        db,
+        &format!(
+            "import plyvel, sys\n\
+             def open_db(bits): return plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=bits, comparator=lambda a, b: (a > b) - (a < b), comparator_name=b'idb_cmp1')\n\
+             keys = [b'\\x00\\x01\\x01\\x01%06d' % i for i in range(3000)]\n\
+             if {read_back}:\n\
+             \x20   db = open_db(10)\n\
+             \x20   assert all(db.get(k) == b'v' * 50 for k in keys)\n\
+             else:\n\
+             \x20   db = open_db({bits})\n\
+             \x20   for k in keys: db.put(k, b'v' * 50)\n\
+             \x20   db.compact_range()\n\
+             db.close()\n",
+            read_back = if read_back { "True" } else { "False" },
+        ),
+    );
+}
+
 #[test]
-fn a_database_of_another_comparator_is_audited_with_a_note() {
+fn a_database_of_another_comparator_is_audited_with_a_note_and_refiltered() {
     // Chromium's IndexedDB names its comparator idb_cmp1; the audit needs the list
     // of live files, not the order of keys.
     let db = Scratch::new();
-    plyvel_script(
-        &db.0,
-        "import plyvel, sys\n\
-         db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10, comparator=lambda a, b: (a > b) - (a < b), comparator_name=b'idb_cmp1')\n\
-         for i in range(3000): db.put(b'\\x00\\x01\\x01\\x01%06d' % i, b'v' * 50)\n\
-         db.compact_range()\n\
-         db.close()\n",
-    );
+    idb_database(&db.0, 10, false);
     let (code, stdout, stderr) = audit(&[&db.0]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("comparator \"idb_cmp1\""), "{stdout}");
@@ -104,6 +121,22 @@ fn a_database_of_another_comparator_is_audited_with_a_note() {
     assert_eq!(json["tables"][0]["dialect"], "leveldb", "{json}");
     assert_eq!(json["tables"][0]["entries"], 3000, "{json}");
     show(&live_table_files(&db.0)[0], &hex(b"\x00\x01\x01\x01000007"));
+
+    // Written without a policy and refiltered, it holds the table LevelDB writes with
+    // NewBloomFilterPolicy(10), byte for byte, and LevelDB opens it under idb_cmp1.
+    let plain = Scratch::new();
+    idb_database(&plain.0, 0, false);
+    let (code, json, stderr) = refilter_json(&plain.0, &["--bits-per-key", "10"]);
+    assert_eq!(
+        (code, &json["committed"]),
+        (0, &serde_json::json!(true)),
+        "{stderr}"
+    );
+    assert!(
+        only_table(&plain.0).1 == only_table(&db.0).1,
+        "the refiltered table is LevelDB's own, byte for byte"
+    );
+    idb_database(&plain.0, 10, true);
 }
 
 #[test]

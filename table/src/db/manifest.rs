@@ -46,8 +46,9 @@ pub struct VersionEdit {
 #[derive(Debug)]
 pub struct Version {
     pub manifest: PathBuf,
-    /// The comparator's name, when the MANIFEST records one (LevelDB always does).
-    pub comparator: Option<String>,
+    /// The comparator's name, when the MANIFEST records one (LevelDB always does):
+    /// its bytes, as a new MANIFEST must repeat them for LevelDB to open the database.
+    pub comparator: Option<Vec<u8>>,
     pub log_number: u64,
     pub prev_log_number: u64,
     pub next_file: u64,
@@ -238,7 +239,7 @@ pub fn live_version_in<D: DatabaseFiles + ?Sized>(db: &D) -> Result<Version> {
     while let Some((offset, record)) = log.next_record().map_err(in_manifest)? {
         let edit = decode_edit(&record).map_err(|e| in_manifest(e.with_offset(offset)))?;
         if let Some(name) = edit.comparator {
-            version.comparator = Some(String::from_utf8_lossy(&name).into_owned());
+            version.comparator = Some(name);
         }
         if let Some(n) = edit.log_number {
             (version.log_number, have_log) = (n, true);

@@ -51,10 +51,7 @@ impl Version {
     /// number: comparator, log numbers, last sequence, compaction pointers, files.
     pub fn snapshot(&self, tables: Vec<LiveTable>, next_file: u64) -> VersionEdit {
         VersionEdit {
-            comparator: self
-                .comparator
-                .as_ref()
-                .map(|name| name.as_bytes().to_vec()),
+            comparator: self.comparator.clone(),
             log_number: Some(self.log_number),
             prev_log_number: Some(self.prev_log_number),
             next_file: Some(next_file),

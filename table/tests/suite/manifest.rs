@@ -79,7 +79,7 @@ fn the_live_tables_are_the_ones_leveldb_lists() {
     let version = live_version(&db.0).unwrap();
     assert_eq!(
         version.comparator.as_deref(),
-        Some("leveldb.BytewiseComparator")
+        Some(&b"leveldb.BytewiseComparator"[..])
     );
     let mut ours: Vec<(usize, u64, u64)> = (0..7)
         .flat_map(|level| version.files(level).iter())
