@@ -206,17 +206,61 @@ fn a_database_a_program_holds_is_refused() {
 }
 
 #[test]
-fn another_comparator_is_refused() {
+fn another_comparator_is_kept_byte_for_byte() {
+    // Keys in reverse order, under a name that is not UTF-8: LevelDB opens the
+    // refiltered database only if the new MANIFEST repeats the name exactly.
+    let script = |bits: u32, body: &str| {
+        format!(
+            "import plyvel, sys\n\
+             cmp = lambda a, b: (a < b) - (a > b)\n\
+             db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits={bits}, comparator=cmp, comparator_name=b'rev\\xffersed')\n\
+             {body}\n\
+             db.close()"
+        )
+    };
     let db = Scratch::new();
-    succeed(Command::new(PYTHON).arg("-c").arg(
-        "import plyvel, sys\n\
-         cmp = lambda a, b: (a < b) - (a > b)\n\
-         db = plyvel.DB(sys.argv[1], create_if_missing=True, comparator=cmp, comparator_name=b'reversed')\n\
-         for i in range(2000): db.put(b'key %06d' % i, b'v' * 50)\n\
-         db.compact_range()\n\
-         db.close()",
-    ).arg(&db.0));
-    refuses(&db.0, "comparator \"reversed\"");
+    let write = "for i in range(2000): db.put(b'key %06d' % i, b'v' * 50)\n\
+                 db.compact_range()";
+    succeed(
+        Command::new(PYTHON)
+            .arg("-c")
+            .arg(script(0, write))
+            .arg(&db.0),
+    );
+    let (code, json, stderr) = refilter_json(&db.0, &["--bits-per-key", "10"]);
+    assert_eq!(
+        (code, &json["committed"]),
+        (0, &serde_json::json!(true)),
+        "{stderr}"
+    );
+    let version = leveldb_table::db::manifest::live_version(&db.0).unwrap();
+    assert_eq!(version.comparator.as_deref(), Some(&b"rev\xffersed"[..]));
+    let read = "assert all(db.get(b'key %06d' % i) == b'v' * 50 for i in range(2000))";
+    succeed(
+        Command::new(PYTHON)
+            .arg("-c")
+            .arg(script(10, read))
+            .arg(&db.0),
+    );
+}
+
+#[test]
+fn a_manifest_naming_no_comparator_is_refused() {
+    // LevelDB writes the comparator's name first in every MANIFEST: one without it
+    // is no LevelDB's, and a new MANIFEST could not repeat it.
+    let db = refilter_db("none");
+    let manifest = leveldb_table::db::manifest::live_version(&db.0)
+        .unwrap()
+        .manifest;
+    let mut reader = leveldb_table::db::log::open_log(&manifest).unwrap();
+    let mut writer = leveldb_table::db::log_writer::LogWriter::new(Vec::new());
+    while let Some((_, record)) = reader.next_record().unwrap() {
+        let mut edit = leveldb_table::db::manifest::decode_edit(&record).unwrap();
+        edit.comparator = None;
+        writer.add_record(&edit.encode()).unwrap();
+    }
+    std::fs::write(&manifest, writer.into_inner()).unwrap();
+    refuses(&db.0, "records no comparator");
 }
 
 #[test]
