@@ -191,6 +191,23 @@ fn refuses(db: &Path, why: &str) {
     );
 }
 
+/// Rewrites the live MANIFEST of `db` with the records `edit` makes of its records.
+fn rewrite_manifest(db: &Path, edit: impl FnOnce(Vec<Vec<u8>>) -> Vec<Vec<u8>>) {
+    let manifest = leveldb_table::db::manifest::live_version(db)
+        .unwrap()
+        .manifest;
+    let mut reader = leveldb_table::db::log::open_log(&manifest).unwrap();
+    let mut records = Vec::new();
+    while let Some((_, record)) = reader.next_record().unwrap() {
+        records.push(record);
+    }
+    let mut writer = leveldb_table::db::log_writer::LogWriter::new(Vec::new());
+    for record in edit(records) {
+        writer.add_record(&record).unwrap();
+    }
+    std::fs::write(&manifest, writer.into_inner()).unwrap();
+}
+
 #[test]
 fn a_database_a_program_holds_is_refused() {
     let db = refilter_db("none");
@@ -249,17 +266,15 @@ fn a_manifest_naming_no_comparator_is_refused() {
     // LevelDB writes the comparator's name first in every MANIFEST: one without it
     // is no LevelDB's, and a new MANIFEST could not repeat it.
     let db = refilter_db("none");
-    let manifest = leveldb_table::db::manifest::live_version(&db.0)
-        .unwrap()
-        .manifest;
-    let mut reader = leveldb_table::db::log::open_log(&manifest).unwrap();
-    let mut writer = leveldb_table::db::log_writer::LogWriter::new(Vec::new());
-    while let Some((_, record)) = reader.next_record().unwrap() {
-        let mut edit = leveldb_table::db::manifest::decode_edit(&record).unwrap();
-        edit.comparator = None;
-        writer.add_record(&edit.encode()).unwrap();
-    }
-    std::fs::write(&manifest, writer.into_inner()).unwrap();
+    rewrite_manifest(&db.0, |records| {
+        (records.iter())
+            .map(|record| {
+                let mut edit = leveldb_table::db::manifest::decode_edit(record).unwrap();
+                edit.comparator = None;
+                edit.encode()
+            })
+            .collect()
+    });
     refuses(&db.0, "records no comparator");
 }
 
@@ -274,17 +289,11 @@ fn a_directory_that_is_no_database_is_left_alone() {
 #[test]
 fn a_manifest_record_of_an_unknown_kind_is_refused() {
     let db = refilter_db("none");
-    let manifest = leveldb_table::db::manifest::live_version(&db.0)
-        .unwrap()
-        .manifest;
-    let mut reader = leveldb_table::db::log::open_log(&manifest).unwrap();
-    let mut writer = leveldb_table::db::log_writer::LogWriter::new(Vec::new());
-    while let Some((_, record)) = reader.next_record().unwrap() {
-        writer.add_record(&record).unwrap();
-    }
-    // Tag 8: what LevelDB once used for large value references, unknown today.
-    writer.add_record(&[8, 1, 2]).unwrap();
-    std::fs::write(&manifest, writer.into_inner()).unwrap();
+    rewrite_manifest(&db.0, |mut records| {
+        // Tag 8: what LevelDB once used for large value references, unknown today.
+        records.push(vec![8, 1, 2]);
+        records
+    });
     refuses(&db.0, "unknown tag 8");
 }
 
