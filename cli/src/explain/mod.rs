@@ -100,6 +100,27 @@ pub struct KeyExplained {
     pub found: Option<Found>,
 }
 
+impl KeyExplained {
+    /// `key` before its Get: nothing consulted, the log not read.
+    fn before_the_get(key: &[u8]) -> Self {
+        KeyExplained {
+            key_hex: hex(key),
+            key_text: std::str::from_utf8(key)
+                .ok()
+                .filter(|s| s.chars().all(|c| !c.is_control()))
+                .map(str::to_string),
+            log: "not read (keys written since the last flush are not shown; --log reads it)"
+                .into(),
+            steps: Vec::new(),
+            tables_consulted: 0,
+            filters_saved_block_reads: 0,
+            false_positives: 0,
+            data_blocks_read: 0,
+            found: None,
+        }
+    }
+}
+
 /// Explains a Get of `key` in the database at `dir` whose current version is
 /// `version`; `log` is what the write-ahead log holds for the key, when it was read.
 pub fn explain(
@@ -109,20 +130,7 @@ pub fn explain(
     key: &[u8],
     log: Option<(String, Option<Found>)>,
 ) -> Result<KeyExplained> {
-    let mut explained = KeyExplained {
-        key_hex: hex(key),
-        key_text: std::str::from_utf8(key)
-            .ok()
-            .filter(|s| s.chars().all(|c| !c.is_control()))
-            .map(str::to_string),
-        log: "not read (keys written since the last flush are not shown; --log reads it)".into(),
-        steps: Vec::new(),
-        tables_consulted: 0,
-        filters_saved_block_reads: 0,
-        false_positives: 0,
-        data_blocks_read: 0,
-        found: None,
-    };
+    let mut explained = KeyExplained::before_the_get(key);
     if let Some((files, found)) = log {
         explained.log = files;
         if let Some(found) = found {

@@ -4,17 +4,7 @@
 use super::*;
 
 fn explained() -> KeyExplained {
-    KeyExplained {
-        key_hex: "6b".into(),
-        key_text: Some("k".into()),
-        log: "not read".into(),
-        steps: Vec::new(),
-        tables_consulted: 0,
-        filters_saved_block_reads: 0,
-        false_positives: 0,
-        data_blocks_read: 0,
-        found: None,
-    }
+    KeyExplained::before_the_get(b"k")
 }
 
 /// A step in table `table` of `level`, whose filter answered `answer` (none: no
