@@ -13,24 +13,27 @@ use super::registry::PolicyState;
 use super::{simd, stats};
 use bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
 
-/// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under `policy`'s format,
-/// counted once answered.
+/// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under `policy`'s format:
+/// the core's one question, counted after its answer when statistics are on.
 #[inline(always)]
 pub(crate) fn key_may_match(policy: &PolicyState, key: &[u8], filter: &[u8]) -> bool {
-    let answer = policy.bloom.key_may_match(key, filter);
     if stats::enabled() {
-        count_query(&policy.bloom, filter, answer);
+        return key_may_match_counted(&policy.bloom, key, filter);
     }
-    answer
+    // The last call of every path, so that nothing is kept alive across it: the
+    // query then runs in the registers a call may use, with no frame to set up.
+    policy.bloom.key_may_match(key, filter)
 }
 
-/// Counts a query of `filter` answered `answer`: out of the query's path, which then
-/// keeps nothing alive for it but the policy and the filter.
+/// [`key_may_match`] with statistics on: the same question, then its count; out
+/// of the query's path.
 #[cold]
 #[inline(never)]
-fn count_query(bloom: &BloomFilterPolicy, filter: &[u8], answer: bool) {
+fn key_may_match_counted(bloom: &BloomFilterPolicy, key: &[u8], filter: &[u8]) -> bool {
+    let answer = bloom.key_may_match(key, filter);
     let by_rule = bloom.read_filter(filter).answers_by_rule();
     stats::record_query(bloom.format(), answer, by_rule);
+    answer
 }
 
 /// The answers for the keys at `pointers` with `lengths` into `results`, which

@@ -65,7 +65,13 @@ impl<'a> SmallArray<'a> {
     /// `None` if `array` is empty or holds 2^32 bits or more.
     #[inline(always)]
     pub(crate) fn new(array: &'a [u8]) -> Option<Self> {
-        let bits = NonZeroU32::new(small_bit_count(array.len())?)?;
+        if array.is_empty() {
+            return None;
+        }
+        let bits = small_bit_count(array.len())?;
+        // SAFETY: 8 × len for 1 ≤ len < 2^29 bytes: at least 8, below 2^32 (the
+        // compiler, which cannot see it, would test it once more per query).
+        let bits = unsafe { NonZeroU32::new_unchecked(bits) };
         Some(Self { array, bits })
     }
 

@@ -306,10 +306,15 @@ impl BloomFilterPolicy {
     #[inline(always)]
     pub fn key_may_match(&self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
         let key = key.as_ref();
-        // Hashed before the filter is decoded: the hash's loop then runs with only the
-        // filter's slice waiting, and needs no registers saved to do so.
-        let h = bloom_hash(key);
-        self.read_filter(filter).may_contain_hashed(key, h)
+        match self.format {
+            // Hashed before the filter is decoded: the hash's loop then runs with only
+            // the filter's slice waiting, and needs no registers saved to do so.
+            Format::Current => {
+                let h = bloom_hash(key);
+                Filter::new(filter).may_contain_hashed(key, h)
+            }
+            Format::Legacy => legacy_key_may_match(key, filter),
+        }
     }
 
     /// `filter` (any bytes) read under this policy's format, for any number of
@@ -327,6 +332,14 @@ impl BloomFilterPolicy {
     pub fn read_filter<'a>(&self, filter: &'a [u8]) -> Filter<'a> {
         Filter::with_format(filter, self.format)
     }
+}
+
+/// [`BloomFilterPolicy::key_may_match`] in the legacy format: out of the current
+/// format's path, which keeps no register for it.
+#[inline(never)]
+fn legacy_key_may_match(key: &[u8], filter: &[u8]) -> bool {
+    let h = bloom_hash(key);
+    Filter::with_format(filter, Format::Legacy).may_contain_hashed(key, h)
 }
 
 #[cfg(test)]

@@ -112,15 +112,17 @@ pub(crate) fn hash_rest(state: u32, rest: &[u8], tail_bytes: TailBytes) -> u32 {
     }
     let tail = rest.chunks_exact(4).remainder();
     if !tail.is_empty() {
-        for (i, &b) in tail.iter().enumerate().rev() {
+        // Byte i is added shifted left by 8i: summed last byte first, each step
+        // shifting what came before by 8 (a constant shift, in few registers).
+        let sum = tail.iter().rev().fold(0u32, |sum, &b| {
             let b = match tail_bytes {
                 TailBytes::Unsigned => u32::from(b),
                 // `(int)(char)b << 8i`, wrapped to 32 bits as the compilers did.
                 TailBytes::Signed => i32::from(b as i8) as u32,
             };
-            h = h.wrapping_add(b << (8 * i));
-        }
-        h = h.wrapping_mul(MULTIPLIER);
+            (sum << 8).wrapping_add(b)
+        });
+        h = h.wrapping_add(sum).wrapping_mul(MULTIPLIER);
         h ^= h >> 24;
     }
     h

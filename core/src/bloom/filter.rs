@@ -38,13 +38,16 @@ impl<'a> Filter<'a> {
     /// Decodes any bytes at all as LevelDB's `KeyMayMatch` would.
     #[inline(always)]
     pub fn new(filter: &'a [u8]) -> Self {
-        let answer = match filter.split_last() {
+        let answer = match filter {
             // Shorter than two bytes: not a filter; LevelDB answers "no".
-            None => Answer::Never,
-            Some((_, [])) => Answer::Never,
+            [] | [_] => Answer::Never,
             // k = 0 probes nothing, so nothing contradicts the key; above 30 is reserved.
-            Some((&k, _)) if k == 0 || k > MAX_PROBES => Answer::Always,
-            Some((&num_probes, array)) => Answer::Probe(Probes { array, num_probes }),
+            [.., 0] => Answer::Always,
+            [.., k] if *k > MAX_PROBES => Answer::Always,
+            [array @ .., k] => Answer::Probe(Probes {
+                array,
+                num_probes: *k,
+            }),
         };
         Self { answer }
     }

@@ -14,9 +14,23 @@ impl Probes<'_> {
     #[inline(always)]
     pub(super) fn all_set(self, h: u32) -> bool {
         match SmallArray::new(self.array) {
-            Some(array) => all_probe_bits_set(h, self.num_probes, |h| array.bit(h)),
-            None => all_set_huge(self.array, h, self.num_probes),
+            Some(array) if self.num_probes == UNROLLED_PROBES => {
+                all_probe_bits_set(h, UNROLLED_PROBES, |h| array.bit(h))
+            }
+            _ => all_set_any(self.array, h, self.num_probes),
         }
+    }
+}
+
+/// [`Probes::all_set`] for any k and any array: kept out of the one-key path of the
+/// usual filter (k = [`UNROLLED_PROBES`], fewer than 2^32 bits), whose registers it
+/// would crowd. Takes the filter's parts rather than a `Probes`, which would be
+/// passed through memory, so the caller needs no stack copy of it.
+#[inline(never)]
+fn all_set_any(array: &[u8], h: u32, num_probes: u8) -> bool {
+    match SmallArray::new(array) {
+        Some(array) => all_probe_bits_set(h, num_probes, |h| array.bit(h)),
+        None => all_set(array, h, num_probes, Unreduced),
     }
 }
 
@@ -39,16 +53,6 @@ impl Probes<'_> {
             BitCount::Huge(bits) => collect(self.array, h, self.num_probes, bits),
         }
     }
-}
-
-/// [`Probes::all_set`] for a bit array of 2^32 bits or more (512 MiB): kept out of
-/// the one-key path, which it would only crowd. Takes the filter's parts rather than
-/// a `Probes`, which would be passed through memory, so the caller needs no stack
-/// copy of it.
-#[cold]
-#[inline(never)]
-fn all_set_huge(array: &[u8], h: u32, num_probes: u8) -> bool {
-    all_set(array, h, num_probes, Unreduced)
 }
 
 /// LevelDB's double hashing: probe i is at `(h + i·δ) mod 2^32`, reduced modulo the
