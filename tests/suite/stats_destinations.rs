@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::harness::assert_report;
-use common::stats::{open_scratch as scratch, stats_host as host};
+use common::stats::{open_scratch as scratch, spawn_counting, stats_host as host};
 use common::{command, lib_path, SONAME};
 
 const VARIABLE: &str = "LEVELDB_BLOOM_STATS";
@@ -256,20 +256,8 @@ fn a_fifo_gets_the_summary_while_it_has_a_reader() {
     for reader_stays in [true, false] {
         let mut reader = Some(open_fifo_reader(&fifo));
         let mut run = under_timeout(&host(), &["wait", "10"], fifo.to_str().unwrap());
-        let mut child = run
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = [0u8; 10];
-        child
-            .stdout
-            .as_mut()
-            .unwrap()
-            .read_exact(&mut first)
-            .unwrap();
-        assert_eq!(&first, b"counting: ", "the destination was opened");
+        // The destination is opened by then.
+        let mut child = spawn_counting(run.stderr(Stdio::piped()), b"counting: ");
         if !reader_stays {
             drop(reader.take());
         }

@@ -7,9 +7,9 @@ use crate::common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use common::stats::{open_scratch as scratch, stats_host as host};
+use common::stats::{open_scratch as scratch, spawn_counting, stats_host as host};
 use common::{command, lib_path};
 
 const VARIABLE: &str = "LEVELDB_BLOOM_STATS";
@@ -68,24 +68,14 @@ fn a_shell_that_changes_directory_creates_no_file() {
 #[test]
 fn the_file_is_created_at_exit_only() {
     let scratch = scratch();
-    let mut child = command("timeout")
-        .arg("20")
+    let mut run = command("timeout");
+    run.arg("20")
         .arg(host())
         .args(["wait", "10"])
         .env(VARIABLE, "s.txt")
-        .current_dir(scratch.dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = [0u8; 14];
-    child
-        .stdout
-        .as_mut()
-        .unwrap()
-        .read_exact(&mut first)
-        .unwrap();
-    assert_eq!(&first, b"counting: yes\n", "the variable took effect");
+        .current_dir(scratch.dir());
+    // The variable took effect.
+    let mut child = spawn_counting(&mut run, b"counting: yes\n");
     assert!(!scratch.dir().join("s.txt").exists(), "not before the exit");
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());

@@ -2,7 +2,9 @@
 //! (`src/stats_report.rs`): how a test proves, from inside a program it did not
 //! write, that this library built and queried the program's filters.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 use super::Scratch;
 
@@ -123,4 +125,23 @@ pub fn open_scratch() -> Scratch {
     std::fs::create_dir_all(scratch.dir()).unwrap();
     std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
     scratch
+}
+
+/// Starts `host` (a [`stats_host`] run that waits for its stdin to close), and
+/// returns it once the first line it prints is `first` ("counting: …"): the
+/// library has read its variable and opened what it names.
+pub fn spawn_counting(host: &mut Command, first: &[u8]) -> Child {
+    let mut child = host
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut printed = vec![0u8; first.len()];
+    let stdout = child.stdout.as_mut().unwrap();
+    stdout.read_exact(&mut printed).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&printed),
+        String::from_utf8_lossy(first)
+    );
+    child
 }
