@@ -17,21 +17,30 @@ impl Probes<'_> {
             Some(array) if self.num_probes == UNROLLED_PROBES => {
                 all_probe_bits_set(h, UNROLLED_PROBES, |h| array.bit(h))
             }
-            _ => all_set_any(self.array, h, self.num_probes),
+            Some(_) => all_set_small(self.array, h, self.num_probes),
+            None => all_set_huge(self.array, h, self.num_probes),
         }
     }
 }
 
-/// [`Probes::all_set`] for any k and any array: kept out of the one-key path of the
-/// usual filter (k = [`UNROLLED_PROBES`], fewer than 2^32 bits), whose registers it
-/// would crowd. Takes the filter's parts rather than a `Probes`, which would be
-/// passed through memory, so the caller needs no stack copy of it.
+/// [`Probes::all_set`] for another k than [`UNROLLED_PROBES`] (the array made small
+/// again: taking the filter's parts rather than a `SmallArray` or a `Probes`, which
+/// would be passed through memory, the caller needs no stack copy of them): its loop
+/// kept out of the usual filter's path, whose registers it would crowd.
 #[inline(never)]
-fn all_set_any(array: &[u8], h: u32, num_probes: u8) -> bool {
+fn all_set_small(array: &[u8], h: u32, num_probes: u8) -> bool {
     match SmallArray::new(array) {
         Some(array) => all_probe_bits_set(h, num_probes, |h| array.bit(h)),
-        None => all_set(array, h, num_probes, Unreduced),
+        None => all_set_huge(array, h, num_probes),
     }
+}
+
+/// [`Probes::all_set`] for a bit array of 2^32 bits or more (512 MiB), out of line
+/// as [`all_set_small`] is.
+#[cold]
+#[inline(never)]
+fn all_set_huge(array: &[u8], h: u32, num_probes: u8) -> bool {
+    all_set(array, h, num_probes, Unreduced)
 }
 
 impl Probes<'_> {
