@@ -297,7 +297,8 @@ static void check_create_filter_edges() {
 
   leveldb_bloom::Policy adopted = leveldb_bloom::Policy::adopt(static_cast<leveldb_filterpolicy_t*>(
       const_cast<void*>(static_cast<const void*>(ours.release()))));
-  CHECK_THAT(std::string(adopted.name()) == "leveldb.BuiltinBloomFilter2", "adopted by a Policy");
+  CHECK_THAT(adopted.name() != nullptr && std::string(adopted.name()) == "leveldb.BuiltinBloomFilter2",
+             "adopted by a Policy");
 }
 #endif
 
