@@ -40,9 +40,7 @@
 #include <cstddef>
 #include <exception>
 #include <memory>
-#include <new>
 #include <string>
-#include <utility>
 #include <vector>
 
 #ifndef LEVELDB_BLOOM_WITH_LEVELDB

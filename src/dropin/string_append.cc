@@ -7,12 +7,11 @@
 
 #define LEVELDB_BLOOM_WITH_LEVELDB 0  // no LevelDB: only the append function is used
 
+// The header's own includes, first: none of their names is made hidden below.
 #include <cstddef>
 #include <exception>
 #include <memory>
-#include <new>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <leveldb_bloom.h>
