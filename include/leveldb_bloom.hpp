@@ -127,9 +127,10 @@ class Policy {
   }
 
   /// Takes ownership of a handle from leveldb_bloom_policy_create,
-  /// leveldb_bloom_legacy_policy_create or this library's
-  /// leveldb_filterpolicy_create_bloom (NULL gives an empty policy); the destructor
-  /// releases it with leveldb_bloom_policy_destroy.
+  /// leveldb_bloom_legacy_policy_create, this library's
+  /// leveldb_filterpolicy_create_bloom or leveldb_bloom_cxx_policy_create (whose
+  /// handle NewBloomFilterPolicy returns as a leveldb::FilterPolicy); NULL gives an
+  /// empty policy. The destructor releases it with leveldb_bloom_policy_destroy.
   static Policy adopt(leveldb_filterpolicy_t* handle) noexcept {
     return Policy(handle, FromHandle());
   }

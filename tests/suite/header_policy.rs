@@ -67,23 +67,35 @@ fn prove_header_policy(stock: &Path, header: &Path) {
     stats.summary().assert_rejected(50_000);
 }
 
+/// Flags linking Debian's `libleveldb.a` (and `libleveldb_bloom.a` before it when
+/// `bloom`) into a program linked `how` (`-static-libstdc++`, `-static`).
+fn static_flags(how: &str, bloom: bool) -> Vec<String> {
+    let mut flags = vec![how.to_string()];
+    if bloom {
+        let lib = common::lib_dir().join("libleveldb_bloom.a");
+        flags.push(lib.display().to_string());
+    }
+    flags.extend([LIBLEVELDB_A, "-lsnappy", "-lpthread", "-ldl", "-lm"].map(String::from));
+    flags
+}
+
 /// LevelDB from Debian's `libleveldb.a`, this library's `libleveldb_bloom.a` and
 /// libstdc++ (`-static-libstdc++`) linked into the program: its dynamic symbols show
 /// no `std::string` import, so a detecting policy would end the process at the first
 /// `CreateFilter`; the header's builds stock's filters.
 #[test]
 fn static_leveldb_and_static_libstdcxx() {
-    let flags = |bloom: bool| -> Vec<String> {
-        let mut flags = vec!["-static-libstdc++".to_string()];
-        if bloom {
-            let lib = common::lib_dir().join("libleveldb_bloom.a");
-            flags.push(lib.display().to_string());
-        }
-        flags.extend([LIBLEVELDB_A, "-lsnappy", "-lpthread", "-ldl", "-lm"].map(String::from));
-        flags
-    };
-    let stock = dropin_cxx("header_policy_static_stock", false, &flags(false));
-    let header = dropin_cxx("header_policy_static_libstdcxx", true, &flags(true));
+    let how = "-static-libstdc++";
+    let stock = dropin_cxx(
+        "header_policy_static_stock",
+        false,
+        &static_flags(how, false),
+    );
+    let header = dropin_cxx(
+        "header_policy_static_libstdcxx",
+        true,
+        &static_flags(how, true),
+    );
     let imports = common::run(
         std::process::Command::new("nm")
             .args(["-D", "--undefined-only"])
@@ -96,22 +108,18 @@ fn static_leveldb_and_static_libstdcxx() {
     prove_header_policy(&stock, &header);
 }
 
-/// The same program linked fully statically (`-static`),
-/// where a detecting policy gets no policy at all (NULL, LevelDB then runs without
-/// filters: tests/suite/reach.rs): the header's builds stock's filters.
+/// The same program linked fully statically (`-static`), where a detecting policy
+/// is not even made (NULL, LevelDB then runs without filters: tests/suite/reach.rs):
+/// the header's builds stock's filters.
 #[test]
 fn fully_static_program() {
-    let flags = |bloom: bool| -> Vec<String> {
-        let mut flags = vec!["-static".to_string()];
-        if bloom {
-            let lib = common::lib_dir().join("libleveldb_bloom.a");
-            flags.push(lib.display().to_string());
-        }
-        flags.extend([LIBLEVELDB_A, "-lsnappy", "-lpthread", "-ldl", "-lm"].map(String::from));
-        flags
-    };
-    let stock = dropin_cxx("header_policy_fully_static_stock", false, &flags(false));
-    let header = dropin_cxx("header_policy_fully_static", true, &flags(true));
+    let how = "-static";
+    let stock = dropin_cxx(
+        "header_policy_fully_static_stock",
+        false,
+        &static_flags(how, false),
+    );
+    let header = dropin_cxx("header_policy_fully_static", true, &static_flags(how, true));
     prove_header_policy(&stock, &header);
 }
 
