@@ -117,7 +117,8 @@ pub(crate) fn new_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_
 }
 
 /// A new policy object for `bloom` made for a C++ program, whose `CreateFilter`
-/// appends with `append`, the program's own code, and proves nothing.
+/// appends with `append`, the program's own code, and decides nothing from anyone's
+/// code.
 ///
 /// No LevelDB of the process is surveyed: `append` is the proof for every call the
 /// object can get. It reaches only the LevelDB the program hands it to (through
