@@ -1,5 +1,5 @@
 //! Builds the C++ policy object (`src/dropin/filter_policy.cc`) and, once per
-//! `std::string` ABI, its append helper; sets the shared library's soname and, with the `header`
+//! `std::string` ABI, its append function; sets the shared library's soname and, with the `header`
 //! feature, generates the C header from the Rust source with the pinned cbindgen.
 //!
 //! With `header`, the header is written to `$OUT_DIR/leveldb_bloom.h`; a test fails
@@ -28,20 +28,29 @@ fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 }
 
-/// The C++ policy object, `src/dropin/filter_policy.cc`, and its append helper,
-/// `src/dropin/string_append.cc`, compiled for each `std::string` ABI a LevelDB may
-/// have been built with (the object once: it touches no string): `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1) and 0.
-/// Links libstdc++, which the helpers' `std::string` appends need, and lists the
-/// string members the helpers import (`OWN_IMPORTS`, see src/dropin/string_abi.rs).
+/// The C++ policy object, `src/dropin/filter_policy.cc`, and its append function,
+/// `src/dropin/string_append.cc` (the C++ header's, `include/leveldb_bloom.hpp`),
+/// compiled for each `std::string` ABI a LevelDB may have been built with (the object
+/// once: it touches no string): `_GLIBCXX_USE_CXX11_ABI` 1 (GCC's default since 5.1)
+/// and 0. Both include the committed `include/leveldb_bloom.h` (its types); links
+/// libstdc++, which the appends need, and lists the string members they import
+/// (`OWN_IMPORTS`, see src/dropin/string_abi.rs).
 fn build_filter_policy() {
     const DIR: &str = "src/dropin";
     for file in ["filter_policy.cc", "string_append.cc", "policy_calls.h"] {
         println!("cargo:rerun-if-changed={DIR}/{file}");
     }
+    for file in ["leveldb_bloom.h", "leveldb_bloom.hpp"] {
+        println!("cargo:rerun-if-changed=include/{file}");
+    }
     let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
     let build = || {
         let mut build = cc::Build::new();
-        build.cpp(true).std("c++11").warnings_into_errors(true);
+        build
+            .cpp(true)
+            .std("c++11")
+            .include("include")
+            .warnings_into_errors(true);
         build
     };
     build()

@@ -507,7 +507,7 @@ void counters(const char* self, const char* library, const std::string& shared,
       const Profile& run = kind == 0 ? absent : present;
       // Our policy object's methods have symbols; LevelDB's are found by offset.
       auto method = [&](const Profile& profile) {
-        return swapped ? profile.find({"libleveldb_bloom", "BloomPolicy::KeyMayMatch"})
+        return swapped ? profile.find({"libleveldb_bloom", "BloomFilterPolicy::KeyMayMatch"})
                        : profile.find({report.policy.query.c_str()});
       };
       Cost query = method(run);
@@ -541,7 +541,7 @@ void counters(const char* self, const char* library, const std::string& shared,
     leveldb::DestroyDB(db, leveldb::Options());
   }
   std::string callback;
-  Cost ours = tables[1].find({"libleveldb_bloom", "BloomPolicy::CreateFilter"}, &callback);
+  Cost ours = tables[1].find({"libleveldb_bloom", "BloomFilterPolicy::CreateFilter"}, &callback);
   std::string caller = tables[1].callers[callback.substr(0, callback.rfind(" ["))];
   double filters = ours.calls;
   if (caller.empty() || filters <= 0) return fail("no filters built under callgrind");

@@ -421,6 +421,42 @@ static void many_policies(void) {
   for (i = 0; i < MANY_POLICIES; i++) leveldb_filterpolicy_destroy(live[i]);
 }
 
+/* A C program's append function for the policies of leveldb_bloom_cxx_policy_create
+   (C cannot call their CreateFilter, so it is never called here). */
+static void unused_append(void* string, size_t length, leveldb_bloom_filter_writer_t write,
+                          void* writer) {
+  (void)string;
+  (void)length;
+  (void)write;
+  (void)writer;
+}
+
+/* The C++ header's creators: NULL for a NULL append function or a negative
+   bits_per_key; otherwise a policy every function accepts, of its format, released by
+   either destroy function. */
+static void cxx_policy_create(void) {
+  leveldb_filterpolicy_t* made[2];
+  size_t length = 0;
+  char* filter;
+  CHECK(leveldb_bloom_cxx_policy_create(10, NULL) == NULL);
+  CHECK(leveldb_bloom_cxx_legacy_policy_create(10, NULL) == NULL);
+  CHECK(leveldb_bloom_cxx_policy_create(-1, unused_append) == NULL);
+  CHECK(leveldb_bloom_cxx_policy_create(INT_MIN, unused_append) == NULL);
+  CHECK(leveldb_bloom_cxx_legacy_policy_create(-1, unused_append) == NULL);
+  CHECK(leveldb_bloom_cxx_legacy_policy_create(INT_MIN, unused_append) == NULL);
+  made[0] = leveldb_bloom_cxx_policy_create(10, unused_append);
+  made[1] = leveldb_bloom_cxx_legacy_policy_create(10, unused_append);
+  CHECK(made[0] != NULL && made[1] != NULL);
+  CHECK(strcmp(leveldb_bloom_policy_name(made[0]), "leveldb.BuiltinBloomFilter2") == 0);
+  CHECK(strcmp(leveldb_bloom_policy_name(made[1]), "leveldb.BuiltinBloomFilter") == 0);
+  filter = leveldb_bloom_create_filter(made[0], HELLO_WORLD, HELLO_WORLD_LENGTHS, 2, &length);
+  CHECK(filter != NULL && length == sizeof HELLO_WORLD_AT_10 &&
+        memcmp(filter, HELLO_WORLD_AT_10, length) == 0);
+  free(filter);
+  leveldb_bloom_policy_destroy(made[0]);
+  leveldb_filterpolicy_destroy(made[1]);
+}
+
 /* The leveldb_bloom_ names and their leveldb_filterpolicy_ aliases are one function. */
 static void own_names_and_aliases(void) {
   leveldb_filterpolicy_t* policy = leveldb_bloom_policy_create(10);
@@ -458,6 +494,7 @@ int main(void) {
   key_may_match();
   write_filter();
   own_names_and_aliases();
+  cxx_policy_create();
   many_policies();
   return check_report("api_test");
 }

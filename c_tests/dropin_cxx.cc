@@ -2,7 +2,8 @@
 // leveldb::NewBloomFilterPolicy(10): nothing in it knows about leveldb-bloom. The
 // tests build it stock (-lleveldb), relinked (-lleveldb_bloom -lleveldb) and run it
 // with LD_PRELOAD=libleveldb_bloom.so. Built with -DEXPLICIT_HEADER it is the same
-// program written for leveldb-bloom's C++ header, leveldb_bloom::NewBloomFilterPolicy.
+// program written for leveldb-bloom's C++ header, leveldb_bloom::NewBloomFilterPolicy,
+// and checks that the policy is the library's own object.
 // See dropin_data.h for what it writes.
 #include <leveldb/db.h>
 #include <leveldb/filter_policy.h>
@@ -31,6 +32,15 @@ static void check(const leveldb::Status& status, const char* what) {
 static dropin_db* dropin_db_open(const char* dir) {
   std::unique_ptr<dropin_db> db(new dropin_db);
   if (DROPIN_BITS_PER_KEY > 0) db->policy.reset(NEW_BLOOM_FILTER_POLICY(DROPIN_BITS_PER_KEY));
+#ifdef EXPLICIT_HEADER
+  // The header's policy is the library's own object: one of its handles.
+  const void* handle = db->policy.get();
+  dropin_check("the header's policy is the library's object",
+               leveldb_bloom_policy_name(static_cast<const leveldb_filterpolicy_t*>(handle)) ==
+                       nullptr
+                   ? "not a handle of libleveldb_bloom's"
+                   : nullptr);
+#endif
   leveldb::Options options;
   options.create_if_missing = true;
   options.filter_policy = db->policy.get();

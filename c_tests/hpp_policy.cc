@@ -5,18 +5,27 @@
 // leveldb_bloom::Policy and leveldb_bloom::NewBloomFilterPolicy against LevelDB on
 // generated key sets. Built with -DLEVELDB_BLOOM_WITH_LEVELDB=0 and only
 // -lleveldb_bloom it checks the RAII handle alone, against this library's C API.
+// Built against libc++ (whose std::string Debian's LevelDB does not share) with
+// -DLEVELDB_LINKED=0, it uses LevelDB's headers only, and the C API is the reference.
 // The legacy policy (Policy::legacy, NewLegacyBloomFilterPolicy) is held to the same
 // reference where its hash readings agree: keys with tail bytes below 0x80 give the
 // reference filter byte for byte; other keys a superset of its bits, every key found.
+// The policies of NewBloomFilterPolicy are the library's own objects (registered
+// handles of a class of the library's), counted by its statistics, and pass
+// std::bad_alloc from the string's growth to the caller as LevelDB's own does.
 // Reports and exits as check.h says.
 #include <leveldb_bloom.hpp>
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 #if __cplusplus >= 201703L
@@ -24,6 +33,11 @@
 #endif
 
 #include "check.h"
+
+// Whether LevelDB's library is linked, and its policy the reference.
+#ifndef LEVELDB_LINKED
+#define LEVELDB_LINKED LEVELDB_BLOOM_WITH_LEVELDB
+#endif
 
 static_assert(!std::is_copy_constructible<leveldb_bloom::Policy>::value, "move-only");
 static_assert(!std::is_copy_assignable<leveldb_bloom::Policy>::value, "move-only");
@@ -62,7 +76,7 @@ static std::vector<std::string> random_keys(std::size_t count) {
 }
 
 // The reference filter: LevelDB's own when linked in, else this library's C API.
-#if LEVELDB_BLOOM_WITH_LEVELDB
+#if LEVELDB_LINKED
 static std::string reference_filter(int bits_per_key, const std::vector<std::string>& keys) {
   std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(bits_per_key));
   std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
@@ -86,6 +100,31 @@ static std::string reference_filter(int bits_per_key, const std::vector<std::str
   std::free(bytes);
   leveldb_bloom_policy_destroy(policy);
   return filter;
+}
+#endif
+
+#if LEVELDB_BLOOM_WITH_LEVELDB
+// LevelDB's own KeyMayMatch when linked in, else this library's C API's.
+static bool reference_may_match(int bits_per_key, const std::string& key, const std::string& filter) {
+#if LEVELDB_LINKED
+  std::unique_ptr<const leveldb::FilterPolicy> reference(leveldb::NewBloomFilterPolicy(bits_per_key));
+  return reference->KeyMayMatch(key, filter);
+#else
+  const leveldb_bloom::Policy reference(bits_per_key);
+  return reference.key_may_match(key, filter);
+#endif
+}
+
+// `policy` is the library's own object, not a class of this program's: the library
+// knows it as one of its handles (it names only those), and its dynamic type is the
+// library's policy class (src/dropin/filter_policy.cc: BloomFilterPolicy, LevelDB's own
+// name for it, in an anonymous namespace of its own, not in leveldb:: as LevelDB's).
+static void check_library_object(const leveldb::FilterPolicy* policy, const char* name) {
+  const char* known = leveldb_bloom_policy_name(
+      static_cast<const leveldb_filterpolicy_t*>(static_cast<const void*>(policy)));
+  CHECK_THAT(known != nullptr && std::strcmp(known, name) == 0, "a handle of the library's");
+  const char* type = typeid(*policy).name();
+  CHECK_THAT(std::strcmp(type, "N12_GLOBAL__N_117BloomFilterPolicyE") == 0, "the library's class");
 }
 #endif
 
@@ -117,17 +156,19 @@ static void check_policy(int round) {
   }
 
 #if LEVELDB_BLOOM_WITH_LEVELDB
-  std::unique_ptr<const leveldb::FilterPolicy> reference(leveldb::NewBloomFilterPolicy(bits_per_key));
   std::unique_ptr<const leveldb::FilterPolicy> ours(leveldb_bloom::NewBloomFilterPolicy(bits_per_key));
-  CHECK_THAT(ours != nullptr && std::string(ours->Name()) == reference->Name(), "Name");
+  CHECK_THAT(ours != nullptr && std::string(ours->Name()) == "leveldb.BuiltinBloomFilter2", "Name");
+  check_library_object(ours.get(), "leveldb.BuiltinBloomFilter2");
   std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
   std::string dst("prefix");
+  const std::uint64_t built = leveldb_bloom::stats().filters_built;
   ours->CreateFilter(slices.data(), static_cast<int>(slices.size()), &dst);
   CHECK_THAT(dst == "prefix" + expected, "CreateFilter appends LevelDB's filter");
+  CHECK_THAT(leveldb_bloom::stats().filters_built == built + 1, "the library built the filter");
   CHECK_THAT(policy.append_filter(slices, &appended) == expected.size(), "Slices as keys");
   for (const std::string& probe : probes) {
     for (const std::string& filter : {expected, random_keys(1)[0]}) {
-      CHECK_THAT(ours->KeyMayMatch(probe, filter) == reference->KeyMayMatch(probe, filter),
+      CHECK_THAT(ours->KeyMayMatch(probe, filter) == reference_may_match(bits_per_key, probe, filter),
              "KeyMayMatch answers as LevelDB's");
     }
   }
@@ -174,6 +215,7 @@ static void check_legacy(int round) {
 #if LEVELDB_BLOOM_WITH_LEVELDB
   std::unique_ptr<const leveldb::FilterPolicy> ours(leveldb_bloom::NewLegacyBloomFilterPolicy(bits_per_key));
   CHECK_THAT(ours != nullptr && std::string(ours->Name()) == "leveldb.BuiltinBloomFilter", "legacy Name");
+  check_library_object(ours.get(), "leveldb.BuiltinBloomFilter");
   std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
   std::string dst("prefix");
   ours->CreateFilter(slices.data(), static_cast<int>(slices.size()), &dst);
@@ -213,13 +255,59 @@ static void check_empty() {
 #if LEVELDB_BLOOM_WITH_LEVELDB
   CHECK_THAT(leveldb_bloom::NewBloomFilterPolicy(-1) == nullptr, "NewBloomFilterPolicy(-1)");
   CHECK_THAT(leveldb_bloom::NewLegacyBloomFilterPolicy(-1) == nullptr, "NewLegacyBloomFilterPolicy(-1)");
+#endif
+#if LEVELDB_LINKED
   CHECK_THAT((leveldb_bloom_swap_status() & LEVELDB_BLOOM_SWAP_CXX_API) == 0,
          "LevelDB's own NewBloomFilterPolicy is the reference");
 #endif
 }
 
+#if LEVELDB_BLOOM_WITH_LEVELDB
+// An append function whose string cannot grow, as std::string::resize fails.
+static void cannot_grow(void*, std::size_t, leveldb_bloom_filter_writer_t, void*) {
+  throw std::bad_alloc();
+}
+
+// What LevelDB's own CreateFilter does at its edges, through the library's object:
+// no keys and a negative count append a filter that matches every key, a string
+// that cannot grow throws std::bad_alloc to the caller (the string unchanged), and
+// the header's policy can be adopted by a Policy, which releases it.
+static void check_create_filter_edges() {
+  std::unique_ptr<const leveldb::FilterPolicy> ours(leveldb_bloom::NewBloomFilterPolicy(10));
+  std::string dst("prefix");
+  ours->CreateFilter(nullptr, 0, &dst);
+  CHECK_THAT(dst == "prefix" + reference_filter(10, std::vector<std::string>()),
+             "no keys: LevelDB's filter of no keys");
+  dst = "prefix";
+  ours->CreateFilter(nullptr, -1, &dst);
+  CHECK_THAT(dst == std::string("prefix\x00\xff", 8), "a negative count: the match-all filter");
+  CHECK_THAT(ours->KeyMayMatch(std::string("any"), std::string("\x00\xff", 2)), "it matches");
+
+  const std::unique_ptr<const leveldb::FilterPolicy> failing(leveldb_bloom::detail::as_filter_policy(
+      leveldb_bloom_cxx_policy_create(10, cannot_grow)));
+  const std::vector<leveldb::Slice> keys = {leveldb::Slice("hello"), leveldb::Slice("world")};
+  dst = "prefix";
+  bool thrown = false;
+  try {
+    failing->CreateFilter(keys.data(), 2, &dst);
+  } catch (const std::bad_alloc&) {
+    thrown = true;
+  }
+  CHECK_THAT(thrown && dst == "prefix", "std::bad_alloc reaches the caller, the string unchanged");
+
+  leveldb_bloom::Policy adopted = leveldb_bloom::Policy::adopt(static_cast<leveldb_filterpolicy_t*>(
+      const_cast<void*>(static_cast<const void*>(ours.release()))));
+  CHECK_THAT(adopted.name() != nullptr && std::string(adopted.name()) == "leveldb.BuiltinBloomFilter2",
+             "adopted by a Policy");
+}
+#endif
+
 int main() {
+  leveldb_bloom::enable_stats();
   check_empty();
+#if LEVELDB_BLOOM_WITH_LEVELDB
+  check_create_filter_edges();
+#endif
   for (int round = 1; round <= 200; round++) check_policy(round);
   for (int round = 1; round <= 100; round++) check_legacy(round);
   return check_report("hpp_policy");

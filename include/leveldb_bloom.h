@@ -54,6 +54,23 @@ typedef struct leveldb_filterpolicy_t leveldb_filterpolicy_t;
 // own `leveldb_filterpolicy_create_bloom` included), is this library's.
 #define LEVELDB_BLOOM_SWAP_CXX_API 2
 
+// Fills the `length` bytes at `out` with a filter and returns how many it wrote:
+// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter.
+// `writer` is the value the library passed along with it. Never throws.
+typedef size_t (*leveldb_bloom_filter_writer_t)(void *writer, char *out, size_t length);
+
+// Appends to a C++ program's own `std::string`, for a policy object's `CreateFilter`:
+// appends `length` NUL bytes to the `std::string` at `string`, calls `write(writer,
+// first appended byte, length)`, then keeps only the bytes `write` says it wrote.
+// When the string cannot grow it throws, as `std::string::resize` does
+// (`std::bad_alloc`, `std::length_error`), as LevelDB's own `CreateFilter` would; the
+// library calls it from C++ code only, never from Rust. `leveldb_bloom.hpp` passes
+// one compiled in the program (`leveldb_bloom::detail::append_written`).
+typedef void (*leveldb_bloom_string_append_t)(void *string,
+                                              size_t length,
+                                              leveldb_bloom_filter_writer_t write,
+                                              void *writer);
+
 // Filter statistics of this process, as `leveldb_bloom_stats` fills them in.
 //
 // Set `size` to `sizeof(leveldb_bloom_stats_t)` before the call: the library writes
@@ -233,6 +250,39 @@ leveldb_filterpolicy_t *leveldb_bloom_legacy_policy_create(int bits_per_key);
 // too (a program's `leveldb_filterpolicy_destroy` may be LevelDB's, which releases
 // it as well).
 leveldb_filterpolicy_t *leveldb_bloom_policy_create(int bits_per_key);
+
+// Creates a policy, as `leveldb_bloom_policy_create`, for a C++ program that gives it
+// to LevelDB's C++ API itself (`Options::filter_policy`): the C++ header's
+// `leveldb_bloom::NewBloomFilterPolicy` calls it. The policy is this library's own
+// object with LevelDB's `FilterPolicy` ABI; its `CreateFilter` grows the caller's
+// `std::string` with `append`, a function compiled in the program with the
+// program's own `std::string` (see `leveldb_bloom_string_append_t`), so it needs no
+// evidence of the ABI: it works in every program, LevelDB and the C++ library
+// linked statically, `-static`, either libstdc++ ABI or libc++.
+//
+// Give the policy only to a LevelDB whose `std::string` is the one `append` grows:
+// through the program's own `Options` it is (LevelDB's C++ names carry the ABI, so a
+// program links only with a LevelDB of its own).
+//
+// Returns NULL when `append` is NULL, `bits_per_key` is negative (undefined in
+// LevelDB) or memory runs out. Release the policy with C++ `delete` (as a policy of
+// LevelDB's own), or with `leveldb_bloom_policy_destroy`, after every database using
+// it is closed; every function here accepts it.
+//
+// # Safety
+// `append` must be NULL or behave as `leveldb_bloom_string_append_t` says for every
+// `std::string` the policy's `CreateFilter` is given.
+leveldb_filterpolicy_t *leveldb_bloom_cxx_policy_create(int bits_per_key,
+                                                        leveldb_bloom_string_append_t append);
+
+// The same for the legacy filter format (see `leveldb_bloom_legacy_policy_create`):
+// the C++ header's `leveldb_bloom::NewLegacyBloomFilterPolicy` calls it. Same
+// results and ownership as `leveldb_bloom_cxx_policy_create`.
+//
+// # Safety
+// As for `leveldb_bloom_cxx_policy_create`.
+leveldb_filterpolicy_t *leveldb_bloom_cxx_legacy_policy_create(int bits_per_key,
+                                                               leveldb_bloom_string_append_t append);
 
 // Releases a policy. NULL is ignored. A pointer this library did not return is
 // released as LevelDB's own `leveldb_filterpolicy_destroy` releases it, by C++

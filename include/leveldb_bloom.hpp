@@ -12,14 +12,16 @@
 //     bool maybe = policy.key_may_match(std::string("hello"), filter);
 //
 // - leveldb_bloom::NewBloomFilterPolicy(bits_per_key), LevelDB's
-//   leveldb::NewBloomFilterPolicy made explicit, for Options::filter_policy. It is
-//   declared when <leveldb/filter_policy.h> is available (or when the program defines
+//   leveldb::NewBloomFilterPolicy made explicit, for Options::filter_policy: the
+//   library's own policy object, told how to grow the program's std::string by a
+//   function this header compiles in the program. It is declared when
+//   <leveldb/filter_policy.h> is available (or when the program defines
 //   LEVELDB_BLOOM_WITH_LEVELDB to 1; defining it to 0 leaves it out).
 //
 //     leveldb::Options options;
 //     options.filter_policy = leveldb_bloom::NewBloomFilterPolicy(10);
 //     ... open, use and close (delete) every database using it ...
-//     delete options.filter_policy;
+//     delete options.filter_policy;  // the program owns it, as LevelDB's own
 //
 // - The legacy format, "leveldb.BuiltinBloomFilter" (goleveldb, LevelDB before 1.18
 //   on x86 and ARM): leveldb_bloom::Policy::legacy(bits_per_key) and
@@ -38,9 +40,7 @@
 #include <cstddef>
 #include <exception>
 #include <memory>
-#include <new>
 #include <string>
-#include <utility>
 #include <vector>
 
 #ifndef LEVELDB_BLOOM_WITH_LEVELDB
@@ -83,6 +83,23 @@ inline bool grow(Container* container, std::size_t extra) {
   return true;
 }
 
+/// The append function (leveldb_bloom_string_append_t) the policies of
+/// NewBloomFilterPolicy grow LevelDB's strings with, compiled in the program with its
+/// own std::string (`String`; the library compiles it too, for the policies LevelDB
+/// makes, once per libstdc++ ABI): appends `length` NUL bytes to `*string`, has
+/// `write` fill them, keeps the bytes it wrote. Sized, then written in place, as
+/// LevelDB's own bloom policy does: the one allocation is the string's, and when the
+/// string cannot grow resize throws std::bad_alloc (or std::length_error) to LevelDB,
+/// as LevelDB's own CreateFilter would (without exceptions, the program ends).
+template <typename String>
+void append_written(void* string, std::size_t length, leveldb_bloom_filter_writer_t write,
+                    void* writer) {
+  String* dst = static_cast<String*>(string);
+  const std::size_t start = dst->size();
+  dst->resize(start + length);
+  dst->resize(start + write(writer, &(*dst)[start], length));
+}
+
 }  // namespace detail
 
 /// A bloom filter policy of this library (LevelDB's "leveldb.BuiltinBloomFilter2",
@@ -110,9 +127,10 @@ class Policy {
   }
 
   /// Takes ownership of a handle from leveldb_bloom_policy_create,
-  /// leveldb_bloom_legacy_policy_create or this library's
-  /// leveldb_filterpolicy_create_bloom (NULL gives an empty policy); the destructor
-  /// releases it with leveldb_bloom_policy_destroy.
+  /// leveldb_bloom_legacy_policy_create, this library's
+  /// leveldb_filterpolicy_create_bloom or leveldb_bloom_cxx_policy_create (whose
+  /// handle NewBloomFilterPolicy returns as a leveldb::FilterPolicy); NULL gives an
+  /// empty policy. The destructor releases it with leveldb_bloom_policy_destroy.
   static Policy adopt(leveldb_filterpolicy_t* handle) noexcept {
     return Policy(handle, FromHandle());
   }
@@ -229,82 +247,43 @@ inline void reset_stats() { leveldb_bloom_stats_reset(); }
 
 #if LEVELDB_BLOOM_WITH_LEVELDB
 
-/// A leveldb::FilterPolicy whose filters are built and matched by this library:
-/// what NewBloomFilterPolicy below returns.
-///
-/// Why a class compiled into the program, and not the library's own object (the
-/// handle from leveldb_bloom_policy_create already is a leveldb::FilterPolicy): that
-/// object learns the std::string ABI of each CreateFilter call from the dynamic
-/// symbols of the calling code's object, and ends the process when they prove
-/// nothing. A program with LevelDB built in (contrib/leveldb/util/bloom.cc) and
-/// libstdc++ linked statically (-static-libstdc++) imports no std::string member
-/// and proves nothing; this class's CreateFilter is compiled with the program's own
-/// std::string, so its ABI is right by construction, in every program.
-class FilterPolicy : public leveldb::FilterPolicy {
- public:
-  /// "leveldb.BuiltinBloomFilter2" (or, legacy, "leveldb.BuiltinBloomFilter"), the
-  /// name LevelDB stores with each filter block.
-  const char* Name() const override { return policy_.name(); }
+namespace detail {
 
-  /// Appends the filter of `keys` to `*dst`, written in place. LevelDB hands over an
-  /// array of Slices and the C interface takes arrays of pointers and lengths: that
-  /// conversion is the one copy the interface forces. Never appends an empty filter
-  /// (which LevelDB reads as "no key matches"): whatever cannot be built is 00 FF.
-  void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
-    const std::size_t count = n > 0 ? static_cast<std::size_t>(n) : 0;
-    std::vector<const char*> pointers;
-    std::vector<std::size_t> lengths;
-    if (!detail::grow(&pointers, count) || !detail::grow(&lengths, count)) {
-      // The match-all filter, written by the library: no arrays is a bad input.
-      const std::size_t start = dst->size();
-      dst->resize(start + LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH);
-      const std::size_t written = leveldb_bloom_write_filter(
-          policy_.capi(), nullptr, nullptr, count, &(*dst)[start],
-          LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH);
-      dst->resize(start + written);
-      return;
-    }
-    for (std::size_t i = 0; i < count; i++) {
-      pointers[i] = keys[i].data();
-      lengths[i] = keys[i].size();
-    }
-    policy_.append_filter(pointers.data(), lengths.data(), count, dst);
-  }
+/// The library's own policy object behind `handle`, as the leveldb::FilterPolicy it is
+/// (it derives from LevelDB's class, first and only base); nullptr for NULL.
+inline const leveldb::FilterPolicy* as_filter_policy(leveldb_filterpolicy_t* handle) {
+  return static_cast<const leveldb::FilterPolicy*>(static_cast<void*>(handle));
+}
 
-  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    return policy_.key_may_match(key.data(), key.size(), filter.data(), filter.size());
-  }
-
-  /// The library policy behind it, for direct use.
-  const Policy& policy() const { return policy_; }
-
- private:
-  explicit FilterPolicy(Policy policy) : policy_(std::move(policy)) {}
-  friend const leveldb::FilterPolicy* NewBloomFilterPolicy(int bits_per_key);
-  friend const leveldb::FilterPolicy* NewLegacyBloomFilterPolicy(int bits_per_key);
-
-  Policy policy_;
-};
+}  // namespace detail
 
 /// LevelDB's leveldb::NewBloomFilterPolicy(bits_per_key), calling this library
-/// directly: same filters, same name, whatever the link order. The caller owns the
-/// result: `delete` it after closing (deleting) every database that uses it.
-/// Returns nullptr when the library refuses (see Policy's constructor) or memory
-/// runs out; LevelDB then runs without filters: slower, never wrong.
+/// directly, whatever the link order: same filters, same name. The result is this
+/// library's own policy object (Name, CreateFilter and KeyMayMatch are the library's,
+/// with no layer of this header in between), made by leveldb_bloom_cxx_policy_create
+/// with this program's append function, detail::append_written<std::string>: its
+/// CreateFilter grows LevelDB's strings with the program's own std::string, the one
+/// LevelDB's C++ API was linked with, so it works however the program is built
+/// (LevelDB and libstdc++ linked statically, -static, either libstdc++ ABI, libc++).
+///
+/// The caller owns the result: `delete` it after closing (deleting) every database
+/// that uses it, as LevelDB's own (or hand it to leveldb_bloom::Policy::adopt).
+/// Returns nullptr when the library refuses (a negative `bits_per_key`) or memory runs
+/// out; LevelDB then runs without filters: slower, never wrong. Give it only to this
+/// program's LevelDB (Options::filter_policy), as LevelDB's own policy.
 inline const leveldb::FilterPolicy* NewBloomFilterPolicy(int bits_per_key) {
-  Policy policy(bits_per_key);
-  if (!policy) return nullptr;
-  return new (std::nothrow) FilterPolicy(std::move(policy));
+  return detail::as_filter_policy(
+      leveldb_bloom_cxx_policy_create(bits_per_key, &detail::append_written<std::string>));
 }
 
 /// The legacy format's policy, "leveldb.BuiltinBloomFilter" (see Policy::legacy), for
 /// Options::filter_policy: LevelDB then uses the filters of tables goleveldb or
 /// LevelDB before 1.18 wrote (it ignores them under its own policy), and writes
-/// filters they all read. Ownership and failure as for NewBloomFilterPolicy.
+/// filters they all read. The library's own object, ownership and failure as for
+/// NewBloomFilterPolicy.
 inline const leveldb::FilterPolicy* NewLegacyBloomFilterPolicy(int bits_per_key) {
-  Policy policy = Policy::legacy(bits_per_key);
-  if (!policy) return nullptr;
-  return new (std::nothrow) FilterPolicy(std::move(policy));
+  return detail::as_filter_policy(leveldb_bloom_cxx_legacy_policy_create(
+      bits_per_key, &detail::append_written<std::string>));
 }
 
 #endif  // LEVELDB_BLOOM_WITH_LEVELDB

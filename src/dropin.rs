@@ -6,7 +6,8 @@
 //! and this library never loads a LevelDB. What it must know, the `std::string` ABI
 //! of the LevelDB calling `CreateFilter`, it reads from that LevelDB's code
 //! ([`string_abi`]); where a LevelDB proves none, it returns what stock would
-//! ([`stock_policy`]).
+//! ([`stock_policy`]). A policy made for the C++ header ([`new_cxx_policy`]) is told
+//! instead: the header hands over its program's own append function.
 
 mod loaded;
 mod memo;
@@ -67,18 +68,44 @@ static CALLS: Calls = Calls {
     key_may_match,
 };
 
+/// Fills the `length` bytes at `out` with a filter and returns how many it wrote:
+/// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter.
+/// `writer` is the value the library passed along with it. Never throws.
+#[allow(non_camel_case_types)]
+pub type leveldb_bloom_filter_writer_t =
+    unsafe extern "C" fn(writer: *mut c_void, out: *mut c_char, length: size_t) -> size_t;
+
+/// Appends to a C++ program's own `std::string`, for a policy object's `CreateFilter`:
+/// appends `length` NUL bytes to the `std::string` at `string`, calls `write(writer,
+/// first appended byte, length)`, then keeps only the bytes `write` says it wrote.
+/// When the string cannot grow it throws, as `std::string::resize` does
+/// (`std::bad_alloc`, `std::length_error`), as LevelDB's own `CreateFilter` would; the
+/// library calls it from C++ code only, never from Rust. `leveldb_bloom.hpp` passes
+/// one compiled in the program (`leveldb_bloom::detail::append_written`).
+#[allow(non_camel_case_types)]
+pub type leveldb_bloom_string_append_t = Option<
+    unsafe extern "C" fn(
+        string: *mut c_void,
+        length: size_t,
+        write: leveldb_bloom_filter_writer_t,
+        writer: *mut c_void,
+    ),
+>;
+
 extern "C" {
-    /// A new object, or NULL.
-    fn leveldb_bloom_policy_new(calls: &'static Calls, state: *mut c_void) -> *mut c_void;
+    /// A new object, or NULL. Its `CreateFilter` appends with `append`, or, when NULL,
+    /// with the helper of the ABI its caller proves.
+    fn leveldb_bloom_policy_new(
+        calls: &'static Calls,
+        state: *mut c_void,
+        append: leveldb_bloom_string_append_t,
+    ) -> *mut c_void;
     /// C++ `delete` through the object's virtual destructor.
     fn leveldb_bloom_policy_delete(policy: *mut c_void);
 }
 
-/// A new policy object for `bloom`, registered so every function here accepts it;
-/// its `CreateFilter` appends to strings of the ABI its caller proves (see
-/// [`string_abi`]). NULL when memory runs out. Should the registry have no room, the
-/// object is still returned: LevelDB uses it through its vtable, and this library's
-/// functions then treat it as not theirs.
+/// A new policy object for `bloom`, whose `CreateFilter` appends to strings of the
+/// ABI its caller proves (see [`string_abi`]): what LevelDB's own functions return.
 ///
 /// While a LevelDB in the process does not prove its ABI, no object of ours is made
 /// (it could reach that LevelDB): see [`stock_policy`].
@@ -86,13 +113,50 @@ pub(crate) fn new_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_
     if Survey::now().unproven {
         return stock_policy(&bloom);
     }
+    new_object(bloom, None)
+}
+
+/// A new policy object for `bloom` made for a C++ program, whose `CreateFilter`
+/// appends with `append`, the program's own code, and decides nothing from anyone's
+/// code.
+///
+/// No LevelDB of the process is surveyed: `append` is the proof for every call the
+/// object can get. It reaches only the LevelDB the program hands it to (through
+/// `Options`), which the program's C++ calls with its own `std::string` (the names
+/// of LevelDB's C++ API carry the ABI, so a program links only with a LevelDB of its
+/// own ABI): exactly where stock's own policy of that LevelDB would be.
+///
+/// NULL when `append` is NULL (an object that detects is not what was asked for).
+///
+/// # Safety
+/// `append` behaves as [`leveldb_bloom_string_append_t`] says, for every
+/// `std::string` the object's `CreateFilter` is given.
+pub(crate) unsafe fn new_cxx_policy(
+    bloom: BloomFilterPolicy,
+    append: leveldb_bloom_string_append_t,
+) -> *mut leveldb_filterpolicy_t {
+    match append {
+        Some(_) => new_object(bloom, append),
+        None => ptr::null_mut(),
+    }
+}
+
+/// A new policy object for `bloom`, registered so every function here accepts it;
+/// `append` as in `leveldb_bloom_policy_new`. NULL when memory runs out. Should the
+/// registry have no room, the object is still returned: LevelDB uses it through its
+/// vtable, and this library's functions then treat it as not theirs.
+fn new_object(
+    bloom: BloomFilterPolicy,
+    append: leveldb_bloom_string_append_t,
+) -> *mut leveldb_filterpolicy_t {
     let Some(policy) = PolicyState::new(bloom) else {
         return ptr::null_mut();
     };
     let policy = Box::into_raw(policy);
     // SAFETY: CALLS lives for the whole process; the object keeps `policy` as its
-    // state and hands it back to `release` once, from its destructor.
-    let object = unsafe { leveldb_bloom_policy_new(&CALLS, policy.cast()) };
+    // state and hands it back to `release` once, from its destructor. `append`, when
+    // given, was vouched for by the caller of `new_cxx_policy`.
+    let object = unsafe { leveldb_bloom_policy_new(&CALLS, policy.cast(), append) };
     if object.is_null() {
         // SAFETY: no object was made, so the policy is still ours alone.
         drop(unsafe { Box::from_raw(policy) });

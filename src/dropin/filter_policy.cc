@@ -9,11 +9,15 @@
 // (src/dropin.rs) through the table of functions given at creation.
 //
 // CreateFilter appends to the caller's std::string, whose layout depends on the
-// ABI LevelDB was built with (_GLIBCXX_USE_CXX11_ABI): it asks the Rust side which
-// ABI the code it returns to has (src/dropin/string_abi.rs: LevelDB's filter block
-// builder, the one caller, proves it), and calls the append helper built for that
-// ABI (string_append.cc). Without proof it writes nothing and ends the process
-// (said on stderr): a string of unknown layout is never written.
+// C++ library and ABI LevelDB was built with. An object made for the C++ header
+// (leveldb_bloom_cxx_policy_create) was given the program's own append function,
+// compiled with that very std::string, and uses it. Any other asks the Rust side
+// which ABI the code it returns to has (src/dropin/string_abi.rs: LevelDB's filter
+// block builder, the one caller, proves it), and uses the append function built for
+// that libstdc++ ABI (string_append.cc). Without proof it writes nothing and ends the
+// process (said on stderr): a string of unknown layout is never written. Either
+// append function throws std::bad_alloc to the caller when the string cannot grow,
+// as LevelDB's own CreateFilter does: no Rust frame is on the stack then.
 
 #include <cstdlib>
 #include <new>
@@ -46,28 +50,56 @@ class FilterPolicy {
 
 namespace {
 
-class BloomPolicy final : public leveldb::FilterPolicy {
- public:
-  BloomPolicy(const leveldb_bloom_policy_calls* calls, void* state)
-      : calls_(calls), state_(state), key_may_match_(calls->key_may_match) {}
-  BloomPolicy(const BloomPolicy&) = delete;
-  BloomPolicy& operator=(const BloomPolicy&) = delete;
+// What the append function's writer gets: the keys CreateFilter was given.
+struct FilterKeys {
+  const leveldb_bloom_policy_calls* calls;
+  const void* state;
+  const leveldb_bloom_slice* keys;
+  int n;
+};
 
-  ~BloomPolicy() override { calls_->release(state_); }
+// The writer CreateFilter hands to the append function (leveldb_bloom_filter_writer_t):
+// the Rust side writes the filter into the appended bytes.
+std::size_t write_filter(void* writer, char* out, std::size_t length) noexcept {
+  const FilterKeys* keys = static_cast<const FilterKeys*>(writer);
+  return keys->calls->write_filter(keys->state, keys->keys, keys->n, out, length);
+}
+
+// LevelDB's name for its own bloom policy class (util/bloom.cc), and the core's for
+// the policy this object drives (src/registry.rs: the state it is made with).
+class BloomFilterPolicy final : public leveldb::FilterPolicy {
+ public:
+  // `append` NULL: each CreateFilter proves its caller's ABI.
+  BloomFilterPolicy(const leveldb_bloom_policy_calls* calls, void* state,
+              leveldb_bloom_string_append_t append)
+      : calls_(calls), state_(state), append_(append), key_may_match_(calls->key_may_match) {}
+  BloomFilterPolicy(const BloomFilterPolicy&) = delete;
+  BloomFilterPolicy& operator=(const BloomFilterPolicy&) = delete;
+
+  ~BloomFilterPolicy() override { calls_->release(state_); }
 
   const char* Name() const override { return calls_->name(state_); }
 
-  // The caller is LevelDB's code (or a program calling the policy itself): the
-  // object holding the return address proves the string's ABI.
+  // Sized, then written in place, as LevelDB's own bloom policy does: the one
+  // allocation is the string's. Without an append function of its maker's, the
+  // caller is LevelDB's code (or a program calling the policy itself): the object
+  // holding the return address proves the string's ABI.
   void CreateFilter(const leveldb::Slice* keys, int n, void* dst) const override {
-    switch (calls_->string_abi(__builtin_return_address(0))) {
-      case 1:
-        return leveldb_bloom_append_cxx11(dst, calls_, state_, &keys->raw(), n);
-      case 2:
-        return leveldb_bloom_append_cxx98(dst, calls_, state_, &keys->raw(), n);
-      default:
-        std::abort();
+    leveldb_bloom_string_append_t append = append_;
+    if (append == nullptr) {
+      switch (calls_->string_abi(__builtin_return_address(0))) {
+        case 1:
+          append = leveldb_bloom_append_cxx11;
+          break;
+        case 2:
+          append = leveldb_bloom_append_cxx98;
+          break;
+        default:
+          std::abort();
+      }
     }
+    FilterKeys writer = {calls_, state_, &keys->raw(), n};
+    append(dst, calls_->filter_length(state_, n), write_filter, &writer);
   }
 
   // A tail call: the Rust side's answer is this function's, with no frame of its own,
@@ -79,16 +111,18 @@ class BloomPolicy final : public leveldb::FilterPolicy {
  private:
   const leveldb_bloom_policy_calls* const calls_;
   void* const state_;
+  const leveldb_bloom_string_append_t append_;
   decltype(leveldb_bloom_policy_calls::key_may_match) const key_may_match_;
 };
 
 }  // namespace
 
 // A new object, or NULL when memory runs out. Released with
-// leveldb_bloom_policy_delete (or C++ delete, by LevelDB's code).
-extern "C" void* leveldb_bloom_policy_new(const leveldb_bloom_policy_calls* calls,
-                                         void* state) noexcept {
-  return static_cast<leveldb::FilterPolicy*>(new (std::nothrow) BloomPolicy(calls, state));
+// leveldb_bloom_policy_delete (or C++ delete, by LevelDB's code or the program).
+extern "C" void* leveldb_bloom_policy_new(const leveldb_bloom_policy_calls* calls, void* state,
+                                         leveldb_bloom_string_append_t append) noexcept {
+  return static_cast<leveldb::FilterPolicy*>(new (std::nothrow)
+                                                 BloomFilterPolicy(calls, state, append));
 }
 
 // `delete policy` for any leveldb::FilterPolicy: this library's, or one LevelDB

@@ -6,6 +6,10 @@
 
 #include <cstddef>
 
+// leveldb_bloom_string_append_t and leveldb_bloom_filter_writer_t, the append
+// function a C++ program hands over at creation (leveldb_bloom_cxx_policy_create).
+#include <leveldb_bloom.h>
+
 extern "C" {
 
 // leveldb::Slice: a pointer and a length.
@@ -39,13 +43,11 @@ struct leveldb_bloom_policy_calls {
 
 #pragma GCC visibility push(hidden)
 
-// Appends the filter of `n` keys to `*dst`, a std::string of the new (cxx11) or
-// the old (cxx98) ABI (string_append.cc, built once for each). Throws
-// std::bad_alloc, as LevelDB's own policy does, when the string cannot grow.
-void leveldb_bloom_append_cxx11(void* dst, const leveldb_bloom_policy_calls* calls,
-                                const void* state, const leveldb_bloom_slice* keys, int n);
-void leveldb_bloom_append_cxx98(void* dst, const leveldb_bloom_policy_calls* calls,
-                                const void* state, const leveldb_bloom_slice* keys, int n);
+// Append functions (leveldb_bloom_string_append_t) for a std::string of the new
+// (cxx11) or the old (cxx98) ABI (string_append.cc, built once for each), for the
+// objects whose CreateFilter proves its caller's ABI.
+extern const leveldb_bloom_string_append_t leveldb_bloom_append_cxx11;
+extern const leveldb_bloom_string_append_t leveldb_bloom_append_cxx98;
 
 #pragma GCC visibility pop
 

@@ -1,10 +1,24 @@
-// Appends a filter to LevelDB's std::string, whose layout is that of the libstdc++
-// ABI LevelDB was built with (_GLIBCXX_USE_CXX11_ABI): build.rs compiles this file
-// once per ABI, LEVELDB_BLOOM_APPEND naming each build's function, and the policy
-// object (filter_policy.cc) calls the one its caller was proven to have
-// (src/dropin/string_abi.rs).
+// The append functions of the objects that prove their caller's std::string ABI
+// (filter_policy.cc): leveldb_bloom.hpp's own (leveldb_bloom::detail::append_written,
+// which the header hands to the objects it makes), instantiated for the std::string
+// of the libstdc++ ABI this file is compiled with (_GLIBCXX_USE_CXX11_ABI). build.rs
+// compiles it once per ABI, LEVELDB_BLOOM_APPEND naming each build's pointer; the
+// instantiations' names carry the ABI, so the two never merge.
 
+#define LEVELDB_BLOOM_WITH_LEVELDB 0  // no LevelDB: only the append function is used
+
+// The header's own includes, first: none of their names is made hidden below.
+#include <cstddef>
+#include <exception>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include <leveldb_bloom.h>
+
+#pragma GCC visibility push(hidden)
+
+#include <leveldb_bloom.hpp>
 
 #include "policy_calls.h"
 
@@ -12,21 +26,7 @@
 #error "build.rs defines LEVELDB_BLOOM_APPEND"
 #endif
 
-#pragma GCC visibility push(hidden)
-
-// Sized, then written in place, as LevelDB's own bloom policy does: the one
-// allocation is the string's, and a failing one throws std::bad_alloc to LevelDB
-// exactly as LevelDB's own resize would (no Rust frame is on the stack then). The
-// bytes resize appends are NUL, which the filter's bits are set into.
-extern "C" void LEVELDB_BLOOM_APPEND(void* string, const leveldb_bloom_policy_calls* calls,
-                                     const void* state, const leveldb_bloom_slice* keys,
-                                     int n) {
-  std::string* dst = static_cast<std::string*>(string);
-  const std::size_t length = calls->filter_length(state, n);
-  const std::size_t start = dst->size();
-  dst->resize(start + length);
-  const std::size_t written = calls->write_filter(state, keys, n, &(*dst)[start], length);
-  dst->resize(start + written);
-}
+extern const leveldb_bloom_string_append_t LEVELDB_BLOOM_APPEND =
+    &leveldb_bloom::detail::append_written<std::string>;
 
 #pragma GCC visibility pop

@@ -4,8 +4,9 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
+use super::super::dropin::{self, leveldb_bloom_string_append_t};
 use super::super::registry::policy_of;
-use super::super::{c_text, dropin, guard, leveldb_filterpolicy_t, simd};
+use super::super::{c_text, guard, leveldb_filterpolicy_t, simd};
 use bloom::{BloomFilterPolicy, Format};
 
 /// Creates a bloom filter policy, as LevelDB's `leveldb_filterpolicy_create_bloom`:
@@ -62,13 +63,72 @@ pub extern "C" fn leveldb_bloom_policy_create(bits_per_key: c_int) -> *mut level
     new_policy(bits_per_key, Format::Current)
 }
 
-/// Every entry point that makes a policy: one panic boundary around
-/// [`dropin::new_policy`].
+/// Creates a policy, as `leveldb_bloom_policy_create`, for a C++ program that gives it
+/// to LevelDB's C++ API itself (`Options::filter_policy`): the C++ header's
+/// `leveldb_bloom::NewBloomFilterPolicy` calls it. The policy is this library's own
+/// object with LevelDB's `FilterPolicy` ABI; its `CreateFilter` grows the caller's
+/// `std::string` with `append`, a function compiled in the program with the
+/// program's own `std::string` (see `leveldb_bloom_string_append_t`), so it needs no
+/// evidence of the ABI: it works in every program, LevelDB and the C++ library
+/// linked statically, `-static`, either libstdc++ ABI or libc++.
+///
+/// Give the policy only to a LevelDB whose `std::string` is the one `append` grows:
+/// through the program's own `Options` it is (LevelDB's C++ names carry the ABI, so a
+/// program links only with a LevelDB of its own).
+///
+/// Returns NULL when `append` is NULL, `bits_per_key` is negative (undefined in
+/// LevelDB) or memory runs out. Release the policy with C++ `delete` (as a policy of
+/// LevelDB's own), or with `leveldb_bloom_policy_destroy`, after every database using
+/// it is closed; every function here accepts it.
+///
+/// # Safety
+/// `append` must be NULL or behave as `leveldb_bloom_string_append_t` says for every
+/// `std::string` the policy's `CreateFilter` is given.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_bloom_cxx_policy_create(
+    bits_per_key: c_int,
+    append: leveldb_bloom_string_append_t,
+) -> *mut leveldb_filterpolicy_t {
+    // SAFETY: the caller's promise about `append`.
+    new_policy_with(bits_per_key, Format::Current, |bloom| unsafe {
+        dropin::new_cxx_policy(bloom, append)
+    })
+}
+
+/// The same for the legacy filter format (see `leveldb_bloom_legacy_policy_create`):
+/// the C++ header's `leveldb_bloom::NewLegacyBloomFilterPolicy` calls it. Same
+/// results and ownership as `leveldb_bloom_cxx_policy_create`.
+///
+/// # Safety
+/// As for `leveldb_bloom_cxx_policy_create`.
+#[no_mangle]
+pub unsafe extern "C" fn leveldb_bloom_cxx_legacy_policy_create(
+    bits_per_key: c_int,
+    append: leveldb_bloom_string_append_t,
+) -> *mut leveldb_filterpolicy_t {
+    // SAFETY: the caller's promise about `append`.
+    new_policy_with(bits_per_key, Format::Legacy, |bloom| unsafe {
+        dropin::new_cxx_policy(bloom, append)
+    })
+}
+
+/// The entry points that make a policy whose `CreateFilter` detects its caller's
+/// `std::string` ABI: [`dropin::new_policy`].
 fn new_policy(bits_per_key: c_int, format: Format) -> *mut leveldb_filterpolicy_t {
+    new_policy_with(bits_per_key, format, dropin::new_policy)
+}
+
+/// Every entry point that makes a policy: one panic boundary around `make`, given the
+/// checked arguments.
+fn new_policy_with(
+    bits_per_key: c_int,
+    format: Format,
+    make: impl FnOnce(BloomFilterPolicy) -> *mut leveldb_filterpolicy_t,
+) -> *mut leveldb_filterpolicy_t {
     guard(ptr::null_mut, || {
         // A negative bits per key is undefined in LevelDB.
         u32::try_from(bits_per_key).map_or(ptr::null_mut(), |bits_per_key| {
-            dropin::new_policy(BloomFilterPolicy::with_format(bits_per_key, format))
+            make(BloomFilterPolicy::with_format(bits_per_key, format))
         })
     })
 }

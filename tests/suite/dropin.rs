@@ -306,7 +306,9 @@ fn dynamic_linker_binds_the_programs_to_this_library() {
 
 /// `leveldb_bloom::NewBloomFilterPolicy` from the C++ header writes the same tables
 /// whatever the link order (with LevelDB first, nothing is swapped and the header
-/// still reaches this library), and they read back stock.
+/// still reaches this library), and they read back stock. The policy LevelDB calls
+/// is the library's own object: its vtable lies in libleveldb_bloom (the counting
+/// shim's `callbacks_in`), not in the program, and it built and answered there.
 #[test]
 fn explicit_cxx_header_gives_the_same_tables_in_either_link_order() {
     let stock = CXX_STOCK.build(false);
@@ -322,13 +324,21 @@ fn explicit_cxx_header_gives_the_same_tables_in_either_link_order() {
             tables(&dir) == reference,
             "{link:?}: tables differ from stock"
         );
+        let library_object = |run: &Run| {
+            run.count("policies") >= 1 && run.calls["callbacks_in"].contains("libleveldb_bloom")
+        };
         assert!(
-            written.binds(&explicit, "leveldb_bloom_write_filter", "libleveldb_bloom"),
-            "{link:?}: filters not built by this library"
+            library_object(&written) && written.count("create_filter") > 0,
+            "{link:?}: filters not built by the library's object: {:?}",
+            written.calls
         );
         let read_back = run(&explicit, Swap::None, "read", &dir, KEYS, &bindings);
         read_back.read_counts();
-        assert!(read_back.binds(&explicit, "leveldb_bloom_key_may_match", "libleveldb_bloom"));
+        assert!(
+            library_object(&read_back) && read_back.count("said_no") > 0,
+            "{link:?}: {:?}",
+            read_back.calls
+        );
         read(&stock, Swap::None, &dir);
     }
 }

@@ -260,6 +260,22 @@ harnesses! {
         plain: plain(),
     }
 
+    /// The C++ header in a program built against libc++ (GCC with libc++'s headers and
+    /// library): LevelDB's headers only, since Debian's LevelDB has libstdc++'s
+    /// `std::string`; the policies of `NewBloomFilterPolicy` grow libc++ strings.
+    hpp_policy_libcxx_cxx11: harness(
+        "hpp_policy_libcxx_cxx11", "hpp_policy", Cxx11, &["c_tests/hpp_policy.cc"], &LIBCXX
+    ) => {
+        plain: plain().only_if(libcxx_available, "libc++ (libc++-dev)"),
+    }
+
+    /// The same as C++17.
+    hpp_policy_libcxx_cxx17: harness(
+        "hpp_policy_libcxx_cxx17", "hpp_policy", Cxx17, &["c_tests/hpp_policy.cc"], &LIBCXX
+    ) => {
+        plain: plain().only_if(libcxx_available, "libc++ (libc++-dev)"),
+    }
+
     /// The committed header compiles cleanly as C99 and C++11, alone and beside
     /// LevelDB's `<leveldb/c.h>` in either order, and works.
     header_alone_c: harness("header_alone_c", "header_check", C99, &["c_tests/header_check.c"], &["-DHEADER_ALONE", BLOOM]) => {
@@ -358,4 +374,30 @@ fn helgrind_reports_a_deliberate_race() {
         "helgrind missed the control race:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// libc++'s headers, where Debian's libc++-dev puts them.
+const LIBCXX_HEADERS: &str = "/usr/include/c++/v1";
+
+/// Flags that build a C++ harness against libc++ with GCC (its headers instead of
+/// libstdc++'s, its library and runtime instead), LevelDB's headers only.
+const LIBCXX: [&str; 13] = [
+    "-nostdinc++",
+    "-isystem",
+    LIBCXX_HEADERS,
+    "-DLEVELDB_LINKED=0",
+    BLOOM,
+    "-nodefaultlibs",
+    "-lc++",
+    "-lc++abi",
+    "-lm",
+    "-lc",
+    "-lgcc_s",
+    "-lgcc",
+    "-lpthread",
+];
+
+/// Whether libc++ is installed (`scripts/ensure-leveldb` installs it).
+fn libcxx_available() -> bool {
+    std::path::Path::new(LIBCXX_HEADERS).join("string").exists()
 }

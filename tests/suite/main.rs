@@ -17,6 +17,7 @@ mod fuzz_replay;
 mod goleveldb;
 mod harnesses;
 mod header;
+mod header_policy;
 mod install;
 mod loaders;
 mod plyvel_suite;
