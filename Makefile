@@ -51,7 +51,7 @@ check:
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
 	$(MAKE) --no-print-directory clippy-cpus
 	$(CARGO) test --profile release-tests -p leveldb-bloom --all-features
-	$(CARGO) test --profile release-tests -p leveldb-bloom-table -p leveldb-bloom-cli --lib --bins
+	$(CARGO) test --profile release-tests -p leveldb-bloom-table -p leveldb-bloom-cli --lib
 
 # Clippy for the other CPUs tests/suite/cpus.rs runs (AArch64; s390x, big-endian), in their
 # own target directory (tests/suite/cpus.rs builds there too): the crates whose code
