@@ -50,8 +50,8 @@ check:
 	scripts/import-graph.py >/dev/null
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
 	$(MAKE) --no-print-directory clippy-cpus
-	$(CARGO) test --release -p leveldb-bloom --all-features
-	$(CARGO) test --release -p leveldb-bloom-table -p leveldb-bloom-cli --lib --bins
+	$(CARGO) test --profile release-tests -p leveldb-bloom --all-features
+	$(CARGO) test --profile release-tests -p leveldb-bloom-table -p leveldb-bloom-cli --lib
 
 # Clippy for the other CPUs tests/suite/cpus.rs runs (AArch64; s390x, big-endian), in their
 # own target directory (tests/suite/cpus.rs builds there too): the crates whose code
@@ -72,9 +72,10 @@ test: deps
 	scripts/import-graph.py >/dev/null
 	$(CARGO) clippy --workspace --all-targets --all-features --release -- -D warnings
 	$(MAKE) --no-print-directory clippy-cpus
-	# The C library first: cargo test does not build a cdylib for the tests that load it.
+	# The C library first: the tests load the release build (cargo test does not build a
+	# cdylib), and are themselves built without its link-time optimisation (Cargo.toml).
 	$(CARGO) build --release --workspace
-	$(CARGO) test --release --all-features --workspace
+	$(CARGO) test --profile release-tests --all-features --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
 	$(MAKE) --no-print-directory test-deb
 	@# Last, to stand in the summary: a SIMD level this CPU lacks was not tested.

@@ -1,6 +1,6 @@
 //! What the integration tests of every crate share, written once: scratch
-//! directories, and the SKIPPED line of a test that cannot run here (never a silent
-//! pass).
+//! directories, where the release build is, and the SKIPPED line of a test that
+//! cannot run here (never a silent pass).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -67,4 +67,17 @@ pub fn root_for(test: &str, what: &str) -> bool {
         skipped(test, &format!("needs root ({what})"));
     }
     root
+}
+
+/// `target/release/deps`: the release build (`cargo build --release`, `make build`),
+/// the C library as it ships, whatever profile the running test was built with
+/// (`make test` builds the tests with the profile `release-tests`: see Cargo.toml).
+/// The test executable is `target/<profile>/deps/<test>`.
+pub fn release_deps_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("target/<profile>/deps/<test>");
+    target.join("release/deps")
 }

@@ -113,15 +113,15 @@ impl Cpu {
         false
     }
 
-    /// `cargo <args>` for this CPU, in `target/cpus`, with Debian's cross linker and
-    /// qemu as the runner.
-    fn cargo(self, args: &[&str]) -> Command {
+    /// `cargo <args>` for this CPU with the cargo profile `profile`, in `target/cpus`,
+    /// with Debian's cross linker and qemu as the runner.
+    fn cargo(self, args: &[&str], profile: &str) -> Command {
         let mut command = Command::new(env!("CARGO"));
         let variable = self.target.to_uppercase().replace('-', "_");
         command
             .current_dir(common::repo())
             .args(args)
-            .args(["--release", "--target", self.target])
+            .args(["--profile", profile, "--target", self.target])
             .env("CARGO_TARGET_DIR", common::cache_dir("cpus"))
             .env(
                 format!("CARGO_TARGET_{variable}_LINKER"),
@@ -134,13 +134,13 @@ impl Cpu {
         command
     }
 
-    /// This library built for the CPU (once per test run, one CPU at a time: two
-    /// cores).
+    /// This library built for the CPU as it ships (the release profile; once per test
+    /// run, one CPU at a time: two cores).
     fn library(self) -> PathBuf {
         static BUILDING: Mutex<()> = Mutex::new(());
         once(&format!("libleveldb_bloom.{}", self.target), || {
             let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-            run(&mut self.cargo(&["build", "-p", "leveldb-bloom-capi"]));
+            run(&mut self.cargo(&["build", "-p", "leveldb-bloom-capi"], "release"));
             common::cache_dir("cpus")
                 .join(self.target)
                 .join("release/libleveldb_bloom.so")
@@ -306,7 +306,12 @@ fn core_tests(cpu: Cpu) {
     }
     static TESTING: Mutex<()> = Mutex::new(());
     let _one_at_a_time = TESTING.lock().unwrap_or_else(|e| e.into_inner());
-    let mut command = cpu.cargo(&["test", "-p", "leveldb-bloom", "--lib", "--test", "suite"]);
+    // The tests' profile, as on the host (see Cargo.toml: linking the test executables
+    // with link-time optimisation costs minutes).
+    let mut command = cpu.cargo(
+        &["test", "-p", "leveldb-bloom", "--lib", "--test", "suite"],
+        "release-tests",
+    );
     command
         .args([
             "--",

@@ -19,18 +19,15 @@ use std::sync::OnceLock;
 
 pub const SONAME: &str = "libleveldb_bloom.so.0";
 
-/// The directory holding the shared and static libraries built for this test run,
-/// with the soname link the loader looks for: `target/<profile>/deps`, beside the
-/// test executable. (Cargo copies them up to `target/<profile>` only for `cargo
-/// build`, so the copies there may be missing or from another build.)
+/// The directory holding the shared and static libraries of the release build (the
+/// library as it ships, whatever profile built the tests), with the soname link the
+/// loader looks for: `target/release/deps`. (Cargo copies them up to
+/// `target/release` only for `cargo build`, so the copies there may be missing or
+/// from another build.)
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable path");
-        let dir = exe
-            .parent()
-            .expect("target/<profile>/deps/<test>")
-            .to_path_buf();
+        let dir = test_support::release_deps_dir();
         let lib = dir.join("libleveldb_bloom.so");
         assert!(
             lib.exists(),

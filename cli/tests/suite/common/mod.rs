@@ -60,11 +60,10 @@ pub fn plyvel_database(swapped: bool) -> Scratch {
         .args(["plyvel", "write"])
         .arg(&dir.0);
     if swapped {
-        let exe = std::env::current_exe().unwrap();
-        let lib = exe.parent().unwrap().join("libleveldb_bloom.so");
+        let lib = test_support::release_deps_dir().join("libleveldb_bloom.so");
         assert!(
             lib.exists(),
-            "{} missing: run cargo test --workspace",
+            "{} missing: run cargo build --release --workspace",
             lib.display()
         );
         command
