@@ -59,13 +59,12 @@ pub(crate) struct Slice {
 pub(crate) unsafe fn leveldb_slice<'a>(slice: *const Slice) -> &'a [u8] {
     // SAFETY: the caller's promise.
     let (data, size) = unsafe { ((*slice).data, (*slice).size) };
-    let data = if size == 0 {
-        std::ptr::NonNull::dangling().as_ptr()
-    } else {
-        data.cast::<u8>()
-    };
-    // SAFETY: non-NULL and aligned (dangling only for no bytes at all), and readable
-    // for `size` bytes per the caller; a readable object is within isize::MAX bytes.
+    let data = data.cast::<u8>();
+    // NULL, which a readable slice has only with no bytes, becomes address 1, valid
+    // (non-NULL and aligned) for reading no bytes: with no branch, one add.
+    let data = data.wrapping_add(usize::from(data.is_null()));
+    // SAFETY: non-NULL and aligned, and readable for `size` bytes per the caller
+    // (NULL made 1 only for no bytes); a readable object is within isize::MAX bytes.
     unsafe { std::slice::from_raw_parts(data, size) }
 }
 

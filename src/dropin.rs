@@ -1,9 +1,9 @@
 //! Swapping into LevelDB. Every policy this library returns is its own object with
 //! LevelDB's `FilterPolicy` ABI (`filter_policy.cc`), whose virtual functions call
-//! the functions of [`CALLS`] here. It needs nothing of LevelDB: no header, no
-//! symbol, no library, so it works wherever LevelDB's call reaches this library
-//! (LevelDB linked, `dlopen`ed privately, built into another object, or absent),
-//! and this library never loads a LevelDB. What it must know, the `std::string` ABI
+//! the functions of its format's [`Calls`] here. It needs nothing of LevelDB: no
+//! header, no symbol, no library, so it works wherever LevelDB's call reaches this
+//! library (LevelDB linked, `dlopen`ed privately, built into another object, or
+//! absent), and this library never loads a LevelDB. What it must know, the `std::string` ABI
 //! of the LevelDB calling `CreateFilter`, it reads from that LevelDB's code
 //! ([`string_abi`]); where a LevelDB proves none, it returns what stock would
 //! ([`stock_policy`]). A policy made for the C++ header ([`new_cxx_policy`]) is told
@@ -46,8 +46,9 @@ pub(crate) fn loaded_libraries() -> Vec<(std::ffi::CString, usize)> {
     libraries
 }
 
-/// What the C++ object calls, with the `*const PolicyState` it was made with as `state`.
-/// Mirrors `leveldb_bloom_policy_calls` in `filter_policy.cc`.
+/// What the C++ object calls, with the `*const PolicyState` it was made with as `state`
+/// (`key_may_match` gets the object itself instead: see [`current_key_may_match`]).
+/// Mirrors `leveldb_bloom_policy_calls` in `policy_calls.h`.
 #[repr(C)]
 struct Calls {
     release: unsafe extern "C" fn(*mut c_void),
@@ -59,14 +60,34 @@ struct Calls {
     key_may_match: unsafe extern "C" fn(*const c_void, *const Slice, *const Slice) -> bool,
 }
 
-static CALLS: Calls = Calls {
-    release,
-    name,
-    string_abi,
-    filter_length,
-    write_filter,
-    key_may_match,
-};
+impl Calls {
+    /// The calls of an object whose policy has `format`: one table per format, so
+    /// that a query, answered under the format its table was chosen for, looks
+    /// nothing up.
+    fn of(format: Format) -> &'static Self {
+        match format {
+            Format::Current => &CURRENT_FORMAT_CALLS,
+            Format::Legacy => &LEGACY_FORMAT_CALLS,
+        }
+    }
+
+    /// The calls every format shares, with `key_may_match`.
+    const fn with(
+        key_may_match: unsafe extern "C" fn(*const c_void, *const Slice, *const Slice) -> bool,
+    ) -> Self {
+        Self {
+            release,
+            name,
+            string_abi,
+            filter_length,
+            write_filter,
+            key_may_match,
+        }
+    }
+}
+
+static CURRENT_FORMAT_CALLS: Calls = Calls::with(current_key_may_match);
+static LEGACY_FORMAT_CALLS: Calls = Calls::with(legacy_key_may_match);
 
 /// Fills the `length` bytes at `out` with a filter and returns how many it wrote:
 /// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter.
@@ -153,10 +174,11 @@ fn new_object(
         return ptr::null_mut();
     };
     let policy = Box::into_raw(policy);
-    // SAFETY: CALLS lives for the whole process; the object keeps `policy` as its
+    let calls = Calls::of(bloom.format());
+    // SAFETY: the calls live for the whole process; the object keeps `policy` as its
     // state and hands it back to `release` once, from its destructor. `append`, when
     // given, was vouched for by the caller of `new_cxx_policy`.
-    let object = unsafe { leveldb_bloom_policy_new(&CALLS, policy.cast(), append) };
+    let object = unsafe { leveldb_bloom_policy_new(calls, policy.cast(), append) };
     if object.is_null() {
         // SAFETY: no object was made, so the policy is still ours alone.
         drop(unsafe { Box::from_raw(policy) });
@@ -344,25 +366,54 @@ unsafe extern "C" fn write_filter(
     written.unwrap_or_else(|| ops::write_match_all(out))
 }
 
-/// `KeyMayMatch`, on the slices LevelDB's code hands the object: trusted as
-/// LevelDB's own policy trusts them (the C API's checks are for C callers).
+/// `KeyMayMatch` of an object whose policy has the current format, on the slices
+/// LevelDB's code hands it: trusted as LevelDB's own policy trusts them (the C API's
+/// checks are for C callers). `_object` is the object itself, of which the answer
+/// needs nothing: passed on, it leaves the slices in the registers the virtual call
+/// put them in, and the object's call is one jump.
 ///
 /// # Safety
-/// Called by a live object with its state and two slices, each readable for its size.
-unsafe extern "C" fn key_may_match(
-    state: *const c_void,
+/// Called by a live object with two slices, each readable for its size.
+unsafe extern "C" fn current_key_may_match(
+    _object: *const c_void,
     key: *const Slice,
     filter: *const Slice,
 ) -> bool {
+    // SAFETY: the caller's promises.
     guard(
         || true,
-        || {
-            // SAFETY: the caller's promises.
-            let (policy, key, filter) =
-                unsafe { (policy(state), leveldb_slice(key), leveldb_slice(filter)) };
-            ops::key_may_match(policy, key, filter)
-        },
+        || unsafe { key_may_match(Format::Current, key, filter) },
     )
+}
+
+/// [`current_key_may_match`] for an object whose policy has the legacy format.
+///
+/// # Safety
+/// As for [`current_key_may_match`].
+unsafe extern "C" fn legacy_key_may_match(
+    _object: *const c_void,
+    key: *const Slice,
+    filter: *const Slice,
+) -> bool {
+    // SAFETY: the caller's promises.
+    guard(
+        || true,
+        || unsafe { key_may_match(Format::Legacy, key, filter) },
+    )
+}
+
+/// `KeyMayMatch` under `format`, on LevelDB's slices. Each caller puts it behind a
+/// panic boundary of its own (a closure of its own, compiled into it).
+///
+/// # Safety
+/// As for [`current_key_may_match`].
+#[inline(always)]
+unsafe fn key_may_match(format: Format, key: *const Slice, filter: *const Slice) -> bool {
+    // The filter's slice read first: its register is then free for the key's
+    // length, which the hash wants there, with no copy.
+    // SAFETY: the caller's promises.
+    let (filter, key) = unsafe { (leveldb_slice(filter), leveldb_slice(key)) };
+    ops::key_may_match(format, key, filter)
 }
 
 /// `leveldb_bloom_swap_status`: which of the two names resolve to this library in

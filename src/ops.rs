@@ -11,28 +11,28 @@ use libc::size_t;
 use super::args::{bytes, can_slice, malloc_copy, same_length_keys, Keys, Zeroed};
 use super::registry::PolicyState;
 use super::{simd, stats};
-use bloom::{BloomFilterPolicy, Filter, MATCH_ALL_FILTER};
+use bloom::{BloomFilterPolicy, Filter, Format, MATCH_ALL_FILTER};
 
-/// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under `policy`'s format:
-/// the core's one question, counted after its answer when statistics are on.
+/// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under `format`: the
+/// core's one question, counted after its answer when statistics are on.
 #[inline(always)]
-pub(crate) fn key_may_match(policy: &PolicyState, key: &[u8], filter: &[u8]) -> bool {
+pub(crate) fn key_may_match(format: Format, key: &[u8], filter: &[u8]) -> bool {
     if stats::enabled() {
-        return key_may_match_counted(&policy.bloom, key, filter);
+        return key_may_match_counted(format, key, filter);
     }
     // The last call of every path, so that nothing is kept alive across it: the
     // query then runs in the registers a call may use, with no frame to set up.
-    policy.bloom.key_may_match(key, filter)
+    format.key_may_match(key, filter)
 }
 
 /// [`key_may_match`] with statistics on: the same question, then its count; out
 /// of the query's path.
 #[cold]
 #[inline(never)]
-fn key_may_match_counted(bloom: &BloomFilterPolicy, key: &[u8], filter: &[u8]) -> bool {
-    let answer = bloom.key_may_match(key, filter);
-    let by_rule = bloom.read_filter(filter).answers_by_rule();
-    stats::record_query(bloom.format(), answer, by_rule);
+fn key_may_match_counted(format: Format, key: &[u8], filter: &[u8]) -> bool {
+    let answer = format.key_may_match(key, filter);
+    let by_rule = Filter::with_format(filter, format).answers_by_rule();
+    stats::record_query(format, answer, by_rule);
     answer
 }
 

@@ -292,9 +292,9 @@ impl BloomFilterPolicy {
         filter
     }
 
-    /// LevelDB's `KeyMayMatch` (for the legacy format, under either hash reading).
-    /// It reads k from the filter and ignores this policy's bits per key, as LevelDB
-    /// does.
+    /// LevelDB's `KeyMayMatch` (for the legacy format, under either hash reading):
+    /// [`Format::key_may_match`] under this policy's format. It reads k from the
+    /// filter and ignores this policy's bits per key, as LevelDB does.
     ///
     /// ```
     /// use leveldb_bloom::BloomFilterPolicy;
@@ -305,16 +305,7 @@ impl BloomFilterPolicy {
     /// ```
     #[inline(always)]
     pub fn key_may_match(&self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
-        let key = key.as_ref();
-        match self.format {
-            // Hashed before the filter is decoded: the hash's loop then runs with only
-            // the filter's slice waiting, and needs no registers saved to do so.
-            Format::Current => {
-                let h = bloom_hash(key);
-                Filter::new(filter).may_contain_hashed(key, h)
-            }
-            Format::Legacy => legacy_key_may_match(key, filter),
-        }
+        self.format.key_may_match(key, filter)
     }
 
     /// `filter` (any bytes) read under this policy's format, for any number of
@@ -334,7 +325,34 @@ impl BloomFilterPolicy {
     }
 }
 
-/// [`BloomFilterPolicy::key_may_match`] in the legacy format: out of the current
+impl Format {
+    /// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under this format
+    /// (for the legacy one, under either hash reading): what a policy of this
+    /// format answers, whatever its bits per key, for callers that know the format
+    /// and nothing else.
+    ///
+    /// ```
+    /// use leveldb_bloom::{BloomFilterPolicy, Format};
+    ///
+    /// let filter = BloomFilterPolicy::new(10).build_filter(["hello"]);
+    /// assert!(Format::Current.key_may_match("hello", &filter));
+    /// ```
+    #[inline(always)]
+    pub fn key_may_match(self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
+        let key = key.as_ref();
+        match self {
+            // Hashed before the filter is decoded: the hash's loop then runs with only
+            // the filter's slice waiting, and needs no registers saved to do so.
+            Format::Current => {
+                let h = bloom_hash(key);
+                Filter::new(filter).may_contain_hashed(key, h)
+            }
+            Format::Legacy => legacy_key_may_match(key, filter),
+        }
+    }
+}
+
+/// [`Format::key_may_match`] in the legacy format: out of the current
 /// format's path, which keeps no register for it.
 #[inline(never)]
 fn legacy_key_may_match(key: &[u8], filter: &[u8]) -> bool {

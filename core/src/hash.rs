@@ -96,14 +96,15 @@ pub(crate) fn mix_word(h: u32, word: u32) -> u32 {
 pub(crate) fn hash_rest(state: u32, rest: &[u8], tail_bytes: TailBytes) -> u32 {
     let mut h = state;
     // Sixteen bytes a round, then the last whole words one at a time: a short key
-    // then takes no unrolling prologue.
-    let mut blocks = rest.chunks_exact(16);
-    for b in &mut blocks {
-        for w in b.chunks_exact(4) {
+    // then takes no unrolling prologue. Each round shortens what is left, so the
+    // length it compares is the one it already has.
+    let mut rest = rest;
+    while let Some((block, after)) = rest.split_first_chunk::<16>() {
+        for w in block.chunks_exact(4) {
             h = mix_word(h, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
         }
+        rest = after;
     }
-    let rest = blocks.remainder();
     // At most three words: tested, not looped over, so nothing is unrolled for more.
     for i in 0..3 {
         if let Some(&[a, b, c, d]) = rest.get(4 * i..4 * i + 4) {

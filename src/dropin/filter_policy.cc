@@ -103,9 +103,10 @@ class BloomFilterPolicy final : public leveldb::FilterPolicy {
   }
 
   // A tail call: the Rust side's answer is this function's, with no frame of its own,
-  // through a pointer held in the object, one load nearer than the table's.
+  // through a pointer held in the object, one load nearer than the table's; the
+  // arguments stay where the virtual call put them.
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    return key_may_match_(state_, &key.raw(), &filter.raw());
+    return key_may_match_(this, &key.raw(), &filter.raw());
   }
 
  private:

@@ -36,8 +36,10 @@ struct leveldb_bloom_policy_calls {
   std::size_t (*write_filter)(const void* state, const leveldb_bloom_slice* keys, int n,
                               char* out, std::size_t length);
   // Whether the key may be in the filter: LevelDB's KeyMayMatch, on LevelDB's
-  // slices (each readable for its size).
-  bool (*key_may_match)(const void* state, const leveldb_bloom_slice* key,
+  // slices (each readable for its size), under the format of the policy the
+  // table was chosen for. Given the object itself rather than its state, which
+  // the answer does not need: the call is then one jump.
+  bool (*key_may_match)(const void* object, const leveldb_bloom_slice* key,
                         const leveldb_bloom_slice* filter);
 };
 

@@ -106,7 +106,7 @@ pub unsafe extern "C" fn leveldb_bloom_key_may_match(
             let (Some(policy), Some(key), Some(filter)) = checked else {
                 return 1;
             };
-            ops::key_may_match(policy, key, filter).into()
+            ops::key_may_match(policy.bloom.format(), key, filter).into()
         },
     )
 }

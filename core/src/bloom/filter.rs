@@ -1,7 +1,7 @@
 //! Querying a filter: decoded once, then asked about one key at a time or many.
 
 use super::batch;
-use super::probe::Probes;
+use super::probe::{Probes, UNROLLED_PROBES};
 use crate::format::{Format, MAX_PROBES};
 use crate::hash::bloom_hash;
 use crate::same_length_keys::SameLengthKeys;
@@ -41,9 +41,14 @@ impl<'a> Filter<'a> {
         let answer = match filter {
             // Shorter than two bytes: not a filter; LevelDB answers "no".
             [] | [_] => Answer::Never,
-            // k = 0 probes nothing, so nothing contradicts the key; above 30 is reserved.
-            [.., 0] => Answer::Always,
-            [.., k] if *k > MAX_PROBES => Answer::Always,
+            // k = 6, the usual one, first: its filters then take one test of k.
+            [array @ .., UNROLLED_PROBES] => Answer::Probe(Probes {
+                array,
+                num_probes: UNROLLED_PROBES,
+            }),
+            // k = 0 probes nothing, so nothing contradicts the key; above 30 is reserved
+            // (both in one test: k - 1 wraps around for 0).
+            [.., k] if k.wrapping_sub(1) >= MAX_PROBES => Answer::Always,
             [array @ .., k] => Answer::Probe(Probes {
                 array,
                 num_probes: *k,

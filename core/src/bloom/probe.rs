@@ -119,7 +119,7 @@ const PROBES_PER_BRANCH: u8 = 3;
 /// compiler unrolls its loop: 6, what bits_per_key = 10 gives, the value LevelDB's
 /// documentation recommends and most programs use. Unrolled, a query runs fewer
 /// instructions (docs/performance.md).
-const UNROLLED_PROBES: u8 = 6;
+pub(super) const UNROLLED_PROBES: u8 = 6;
 
 /// Whether `bit(i)` is 1 for every probe i below `num_probes`, asked for in order of
 /// i, stopping at the first group with a 0. Probes are tested
