@@ -47,7 +47,7 @@ pub(crate) fn loaded_libraries() -> Vec<(std::ffi::CString, usize)> {
 }
 
 /// What the C++ object calls, with the `*const PolicyState` it was made with as `state`
-/// (`key_may_match` gets the object itself instead: see [`current_key_may_match`]).
+/// (`key_may_match` gets the object itself instead: see [`key_may_match`]).
 /// Mirrors `leveldb_bloom_policy_calls` in `policy_calls.h`.
 #[repr(C)]
 struct Calls {
@@ -86,8 +86,8 @@ impl Calls {
     }
 }
 
-static CURRENT_FORMAT_CALLS: Calls = Calls::with(current_key_may_match);
-static LEGACY_FORMAT_CALLS: Calls = Calls::with(legacy_key_may_match);
+static CURRENT_FORMAT_CALLS: Calls = Calls::with(key_may_match::<false>);
+static LEGACY_FORMAT_CALLS: Calls = Calls::with(key_may_match::<true>);
 
 /// Fills the `length` bytes at `out` with a filter and returns how many it wrote:
 /// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter.
@@ -366,54 +366,36 @@ unsafe extern "C" fn write_filter(
     written.unwrap_or_else(|| ops::write_match_all(out))
 }
 
-/// `KeyMayMatch` of an object whose policy has the current format, on the slices
-/// LevelDB's code hands it: trusted as LevelDB's own policy trusts them (the C API's
-/// checks are for C callers). `_object` is the object itself, of which the answer
-/// needs nothing: passed on, it leaves the slices in the registers the virtual call
-/// put them in, and the object's call is one jump.
+/// `KeyMayMatch` of an object whose policy has the legacy format if `LEGACY_FORMAT`,
+/// else the current one, on the slices LevelDB's code hands it: trusted as LevelDB's
+/// own policy trusts them (the C API's checks are for C callers). One function per
+/// format, each with its panic boundary compiled in (a closure of its own), so that
+/// the format is known without looking it up. `_object` is the object itself, of
+/// which the answer needs nothing: passed on, it leaves the slices in the registers
+/// the virtual call put them in, and the object's call is one jump.
 ///
 /// # Safety
 /// Called by a live object with two slices, each readable for its size.
-unsafe extern "C" fn current_key_may_match(
+unsafe extern "C" fn key_may_match<const LEGACY_FORMAT: bool>(
     _object: *const c_void,
     key: *const Slice,
     filter: *const Slice,
 ) -> bool {
-    // SAFETY: the caller's promises.
+    let format = if LEGACY_FORMAT {
+        Format::Legacy
+    } else {
+        Format::Current
+    };
     guard(
         || true,
-        || unsafe { key_may_match(Format::Current, key, filter) },
+        || {
+            // The filter's slice read first: its register is then free for the key's
+            // length, which the hash wants there, with no copy.
+            // SAFETY: the caller's promises.
+            let (filter, key) = unsafe { (leveldb_slice(filter), leveldb_slice(key)) };
+            ops::key_may_match(format, key, filter)
+        },
     )
-}
-
-/// [`current_key_may_match`] for an object whose policy has the legacy format.
-///
-/// # Safety
-/// As for [`current_key_may_match`].
-unsafe extern "C" fn legacy_key_may_match(
-    _object: *const c_void,
-    key: *const Slice,
-    filter: *const Slice,
-) -> bool {
-    // SAFETY: the caller's promises.
-    guard(
-        || true,
-        || unsafe { key_may_match(Format::Legacy, key, filter) },
-    )
-}
-
-/// `KeyMayMatch` under `format`, on LevelDB's slices. Each caller puts it behind a
-/// panic boundary of its own (a closure of its own, compiled into it).
-///
-/// # Safety
-/// As for [`current_key_may_match`].
-#[inline(always)]
-unsafe fn key_may_match(format: Format, key: *const Slice, filter: *const Slice) -> bool {
-    // The filter's slice read first: its register is then free for the key's
-    // length, which the hash wants there, with no copy.
-    // SAFETY: the caller's promises.
-    let (filter, key) = unsafe { (leveldb_slice(filter), leveldb_slice(key)) };
-    ops::key_may_match(format, key, filter)
 }
 
 /// `leveldb_bloom_swap_status`: which of the two names resolve to this library in
