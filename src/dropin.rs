@@ -3,11 +3,12 @@
 //! the functions of its format's [`Calls`] here. It needs nothing of LevelDB: no
 //! header, no symbol, no library, so it works wherever LevelDB's call reaches this
 //! library (LevelDB linked, `dlopen`ed privately, built into another object, or
-//! absent), and this library never loads a LevelDB. What it must know, the `std::string` ABI
-//! of the LevelDB calling `CreateFilter`, it reads from that LevelDB's code
-//! ([`string_abi`]); where a LevelDB proves none, it returns what stock would
-//! ([`stock_policy`]). A policy made for the C++ header ([`new_cxx_policy`]) is told
-//! instead: the header hands over its program's own append function.
+//! absent), and this library never loads a LevelDB. What it must know, the
+//! `std::string` ABI of the LevelDB calling `CreateFilter`, it reads from that
+//! LevelDB's code ([`string_abi`]); where a LevelDB proves none, it returns what
+//! stock would ([`stock_policy`]). A policy made for the C++ header
+//! ([`new_cxx_policy`]) is told instead: the header hands over its program's own
+//! append function.
 
 mod loaded;
 mod memo;
