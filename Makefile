@@ -164,13 +164,15 @@ soname_of     = $(shell objdump -p $(1) 2>/dev/null | sed -n 's/^ *SONAME *//p')
 SONAME        = $(call soname_of,$(ARTIFACTS)/libleveldb_bloom.so)
 # Everything install creates, so that uninstall removes exactly that: the files, and
 # the directories that did not exist before, listed in DIRS_RECORD.
-INSTALLED     = $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(call soname_of,$(DESTDIR)$(libdir)/$(REALNAME)) libleveldb_bloom.so libleveldb_bloom.a) \
+INSTALLED     = $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(call soname_of,$(DESTDIR)$(libdir)/$(REALNAME)) libleveldb_bloom.so libleveldb_bloom.a $(DEFAULT_BITS)) \
                 $(addprefix $(DESTDIR)$(includedir)/,leveldb_bloom.h leveldb_bloom.hpp) \
                 $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc $(DESTDIR)$(bindir)/leveldb-bloom \
                 $(addprefix $(DESTDIR)$(cmakedir)/,leveldb_bloomConfig.cmake leveldb_bloomConfigVersion.cmake) \
                 $(wildcard $(DESTDIR)$(man1dir)/leveldb-bloom.1 $(DESTDIR)$(man1dir)/leveldb-bloom-*.1) \
                 $(DESTDIR)$(bashcompdir)/leveldb-bloom $(DESTDIR)$(zshcompdir)/_leveldb-bloom \
                 $(DESTDIR)$(fishcompdir)/leveldb-bloom.fish
+# The object preloaded for LEVELDB_BLOOM_DEFAULT_BITS (default-bits/), beside the library.
+DEFAULT_BITS := libleveldb_bloom_default_bits.so
 DIRS_RECORD  := $(datarootdir)/leveldb-bloom/installed-directories
 INSTALL_DIRS  = $(bindir) $(includedir) $(libdir) $(pkgconfigdir) $(cmakedir) $(man1dir) \
                 $(bashcompdir) $(zshcompdir) $(fishcompdir) $(patsubst %/,%,$(dir $(DIRS_RECORD)))
@@ -179,7 +181,7 @@ cmake_rel     = $(shell realpath -m -s --relative-to=$(cmakedir) $(1))
 
 install:
 	@test -n "$(VERSION)" || { echo "error: include/leveldb_bloom.h has no LEVELDB_BLOOM_VERSION" >&2; exit 1; }
-	@for f in libleveldb_bloom.so libleveldb_bloom.a; do test -f $(ARTIFACTS)/$$f || \
+	@for f in libleveldb_bloom.so libleveldb_bloom.a $(DEFAULT_BITS); do test -f $(ARTIFACTS)/$$f || \
 	  { echo "error: $(ARTIFACTS)/$$f is missing: run 'make' first" >&2; exit 1; }; done
 	@test -f $(TOOL) || { echo "error: $(TOOL) is missing: run 'make' first" >&2; exit 1; }
 	@test -n "$(SONAME)" || { echo "error: $(ARTIFACTS)/libleveldb_bloom.so has no soname" >&2; exit 1; }
@@ -193,7 +195,8 @@ install:
 	ln -sfn $(REALNAME) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(libdir)/libleveldb_bloom.so
 	install -m 644 $(ARTIFACTS)/libleveldb_bloom.a $(DESTDIR)$(libdir)/libleveldb_bloom.a
-	$(if $(STRIP_FLAGS),strip $(STRIP_FLAGS) $(DESTDIR)$(libdir)/$(REALNAME) $(DESTDIR)$(libdir)/libleveldb_bloom.a $(DESTDIR)$(bindir)/leveldb-bloom)
+	install -m 755 $(ARTIFACTS)/$(DEFAULT_BITS) $(DESTDIR)$(libdir)/$(DEFAULT_BITS)
+	$(if $(STRIP_FLAGS),strip $(STRIP_FLAGS) $(DESTDIR)$(libdir)/$(REALNAME) $(DESTDIR)$(libdir)/libleveldb_bloom.a $(DESTDIR)$(libdir)/$(DEFAULT_BITS) $(DESTDIR)$(bindir)/leveldb-bloom)
 	install -m 644 $(wildcard include/leveldb_bloom.h include/leveldb_bloom.hpp) $(DESTDIR)$(includedir)/
 	sed -e 's|@prefix@|$(PREFIX)|' \
 	    -e 's|@libdir@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(libdir))|' \

@@ -13,7 +13,15 @@ fn main() {
     #[cfg(feature = "header")]
     generate_header();
     build_filter_policy();
-    default_bits_open_functions();
+
+    // The exported policy creators pass their caller's address on with two
+    // instructions of assembly (loader::with_caller!) on the CPUs it names;
+    // elsewhere the caller is unknown, and the global scope decides.
+    println!("cargo:rustc-check-cfg=cfg(caller_asm)");
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").expect("set by cargo");
+    if loader::CPUS.contains(&arch.as_str()) {
+        println!("cargo:rustc-cfg=caller_asm");
+    }
 
     // The C harnesses in tests/ compile for the same target.
     println!(
@@ -119,91 +127,6 @@ fn string_imports(archive: &std::path::Path) -> Vec<String> {
         })
         .map(str::to_owned)
         .collect()
-}
-
-/// The open functions `LEVELDB_BLOOM_DEFAULT_BITS` interposes
-/// (`src/default_bits/open.cc`): linked into the shared library only, so that
-/// `libleveldb_bloom.a`, linked ahead of a static LevelDB, never takes the place of
-/// its open functions. rustc's version script exports only Rust's names, so a second
-/// one exports these; GNU ld refuses a second script (rust-lld, rustc's default linker
-/// on x86-64 Linux since 1.90, takes it), so a probe link decides. Without them the
-/// library says so once when the variable is set (`src/default_bits.rs`).
-fn default_bits_open_functions() {
-    const SOURCE: &str = "src/default_bits/open.cc";
-    println!("cargo:rerun-if-changed={SOURCE}");
-    let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
-    let script = out_dir.join("default-bits-exports.map");
-    let names = [
-        "leveldb_open",
-        "_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_",
-        "_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_",
-    ];
-    let globals: String = names.iter().map(|name| format!("{name}; ")).collect();
-    std::fs::write(&script, format!("{{ global: {globals}}};\n")).expect("OUT_DIR is writable");
-    println!("cargo:rustc-check-cfg=cfg(default_bits_open)");
-    if !linker_takes_second_version_script(&out_dir) {
-        println!(
-            "cargo:warning=this linker takes no second version script: \
-             LEVELDB_BLOOM_DEFAULT_BITS will be unavailable in this build (use rust-lld)"
-        );
-        return;
-    }
-    let objects = cc::Build::new()
-        .cpp(true)
-        .std("c++11")
-        .file(SOURCE)
-        .out_dir(out_dir.join("default-bits"))
-        .warnings_into_errors(true)
-        .cargo_metadata(false)
-        .compile_intermediates();
-    for object in objects {
-        println!("cargo:rustc-cdylib-link-arg={}", object.display());
-    }
-    println!(
-        "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
-        script.display()
-    );
-    println!("cargo:rustc-cfg=default_bits_open");
-}
-
-/// Whether a cdylib linked as this crate's is (same rustc, target, flags and linker)
-/// accepts a second version script beside rustc's own.
-fn linker_takes_second_version_script(out_dir: &std::path::Path) -> bool {
-    let probe = out_dir.join("version-script-probe.rs");
-    let script = out_dir.join("version-script-probe.map");
-    std::fs::write(&probe, "#[no_mangle] pub extern \"C\" fn probe() {}\n")
-        .and_then(|()| std::fs::write(&script, "{ global: probe; };\n"))
-        .expect("OUT_DIR is writable");
-    let rustc = env::var("RUSTC").expect("set by cargo");
-    let mut command = std::process::Command::new(rustc);
-    command
-        .args([
-            "--crate-type",
-            "cdylib",
-            "--crate-name",
-            "version_script_probe",
-        ])
-        .arg("--target")
-        .arg(env::var("TARGET").expect("set by cargo"))
-        .arg("--out-dir")
-        .arg(out_dir)
-        .arg(&probe)
-        .arg("-C")
-        .arg(format!(
-            "link-arg=-Wl,--version-script={}",
-            script.display()
-        ));
-    if let Ok(flags) = env::var("CARGO_ENCODED_RUSTFLAGS") {
-        command.args(flags.split('\x1f').filter(|flag| !flag.is_empty()));
-    }
-    if let Ok(linker) = env::var("RUSTC_LINKER") {
-        command.arg("-C").arg(format!("linker={linker}"));
-    }
-    command
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
 }
 
 /// The shared library's soname: it carries the ABI version (major version 0: the API

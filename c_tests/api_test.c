@@ -457,6 +457,40 @@ static void cxx_policy_create(void) {
   leveldb_filterpolicy_destroy(made[1]);
 }
 
+/* An append function that calls the writer wrongly: with NULL, and with buffers of
+   0 and 1 byte, none of which holds a filter: each write writes nothing and returns
+   0, and the process goes on. */
+static size_t wrong_writes[3] = {1, 1, 1};
+static char wrong_buffer[1];
+static void wrong_append(void* string, size_t length, leveldb_bloom_filter_writer_t write,
+                         void* writer) {
+  (void)string;
+  (void)length;
+  wrong_writes[0] = write(writer, NULL, 10);
+  wrong_writes[1] = write(writer, wrong_buffer, 0);
+  wrong_writes[2] = write(writer, wrong_buffer, 1);
+}
+
+/* A policy of leveldb_bloom_cxx_policy_create whose append function misuses the
+   writer, its CreateFilter called through its vtable as a C++ program would. */
+static void cxx_policy_wrong_writer(void) {
+  struct {
+    const char* data;
+    size_t size;
+  } key = {"key", 3};
+  void (*create_filter)(const void* policy, const void* keys, int n, void* dst);
+  void* const* vtable;
+  leveldb_filterpolicy_t* policy = leveldb_bloom_cxx_policy_create(10, wrong_append);
+  if (!CHECK(policy != NULL)) return;
+  /* Itanium C++ ABI: the destructors, Name, then CreateFilter. */
+  memcpy(&vtable, policy, sizeof vtable);
+  memcpy(&create_filter, &vtable[3], sizeof create_filter);
+  create_filter(policy, &key, 1, NULL);
+  CHECK(wrong_writes[0] == 0 && wrong_writes[1] == 0 && wrong_writes[2] == 0);
+  CHECK(wrong_buffer[0] == 0);
+  leveldb_bloom_policy_destroy(policy);
+}
+
 /* The leveldb_bloom_ names and their leveldb_filterpolicy_ aliases are one function. */
 static void own_names_and_aliases(void) {
   leveldb_filterpolicy_t* policy = leveldb_bloom_policy_create(10);
@@ -495,6 +529,7 @@ int main(void) {
   write_filter();
   own_names_and_aliases();
   cxx_policy_create();
+  cxx_policy_wrong_writer();
   many_policies();
   return check_report("api_test");
 }

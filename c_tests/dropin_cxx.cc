@@ -3,7 +3,8 @@
 // tests build it stock (-lleveldb), relinked (-lleveldb_bloom -lleveldb) and run it
 // with LD_PRELOAD=libleveldb_bloom.so. Built with -DEXPLICIT_HEADER it is the same
 // program written for leveldb-bloom's C++ header, leveldb_bloom::NewBloomFilterPolicy,
-// and checks that the policy is the library's own object.
+// and checks that the policy is the library's own object; with -DWRAPPED_POLICY, the
+// policy is LevelDB's documented wrapper of the built-in one (wrapper_policy.cc).
 // See dropin_data.h for what it writes.
 #include <leveldb/db.h>
 #include <leveldb/filter_policy.h>
@@ -14,6 +15,9 @@
 #ifdef EXPLICIT_HEADER
 #include <leveldb_bloom.hpp>
 #define NEW_BLOOM_FILTER_POLICY leveldb_bloom::NewBloomFilterPolicy
+#elif defined(WRAPPED_POLICY)
+const leveldb::FilterPolicy* NewWrappedBloomFilterPolicy(int bits_per_key);
+#define NEW_BLOOM_FILTER_POLICY NewWrappedBloomFilterPolicy
 #else
 #define NEW_BLOOM_FILTER_POLICY leveldb::NewBloomFilterPolicy
 #endif

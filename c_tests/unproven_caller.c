@@ -1,8 +1,9 @@
-/* A C program, which shows no std::string ABI (it uses no libstdc++), calling the
-   CreateFilter of this library's policy object itself, through its vtable, with a
-   read-only page as the string. Nothing proves the string's layout, so the policy
-   must not write it: the process ends with SIGABRT (said on stderr), not SIGSEGV,
-   and never prints "returned". Run by tests/suite/string_abi.rs. */
+/* A C program with no LevelDB loaded, which shows no std::string ABI (it uses no
+   libstdc++), calling the CreateFilter of leveldb_bloom_policy_create's policy object
+   itself, through its vtable, with a read-only page as the string. Nothing proved a
+   string's layout when the policy was made, so the policy must not write it: the
+   process ends with SIGABRT (said on stderr), not SIGSEGV, and never prints
+   "returned". Run by tests/suite/decided_once.rs. */
 #include <leveldb_bloom.h>
 
 #include <stddef.h>

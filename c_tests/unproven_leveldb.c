@@ -1,8 +1,8 @@
-/* A plugin that defines LevelDB's C API entry `leveldb_open` (as a LevelDB with
-   libstdc++ linked in statically would) and shows no std::string ABI: this library
-   cannot prove which string LevelDB's code there appends to, so its bloom policy
-   is what stock would have without a LevelDB policy to hand: NULL (a database then
-   runs without filters), said once on stderr. Run by c_tests/main_host.c. */
+/* A plugin that defines LevelDB's C API entry `leveldb_open` (as a shim, or a
+   LevelDB with libstdc++ linked in statically, would) and shows no std::string ABI,
+   making two policies with leveldb_filterpolicy_create_bloom: no LevelDB definition
+   binds that name for it, so they are this library's own, for its C functions
+   (tests/suite/decided_once.rs). Run by c_tests/main_host.c. */
 #include <stddef.h>
 #include <stdio.h>
 

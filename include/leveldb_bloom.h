@@ -55,7 +55,8 @@ typedef struct leveldb_filterpolicy_t leveldb_filterpolicy_t;
 #define LEVELDB_BLOOM_SWAP_CXX_API 2
 
 // Fills the `length` bytes at `out` with a filter and returns how many it wrote:
-// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter.
+// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter;
+// 0, writing nothing, when `out` is NULL or `length` is below 2 (nothing fits).
 // `writer` is the value the library passed along with it. Never throws.
 typedef size_t (*leveldb_bloom_filter_writer_t)(void *writer, char *out, size_t length);
 
@@ -284,6 +285,16 @@ leveldb_filterpolicy_t *leveldb_bloom_cxx_policy_create(int bits_per_key,
 leveldb_filterpolicy_t *leveldb_bloom_cxx_legacy_policy_create(int bits_per_key,
                                                                leveldb_bloom_string_append_t append);
 
+// Creates a policy, as `leveldb_bloom_policy_create`, for the LevelDB whose code
+// lies at `leveldb_code` (any address in it: one of its functions), for a library
+// that hands databases a policy they were opened without
+// (`libleveldb_bloom_default_bits.so`): this library's object where that LevelDB's
+// exported names show one of libstdc++'s two `std::string` ABIs, else that
+// LevelDB's own bloom policy (its own `NewBloomFilterPolicy`), else NULL. Programs
+// use the other creators. Release it with `leveldb_filterpolicy_destroy` (or C++
+// `delete`), after every database using it is closed.
+leveldb_filterpolicy_t *leveldb_bloom_policy_create_for(int bits_per_key, const void *leveldb_code);
+
 // Releases a policy. NULL is ignored. A pointer this library did not return is
 // released as LevelDB's own `leveldb_filterpolicy_destroy` releases it, by C++
 // `delete` through its virtual destructor, when it is such an object of a loaded
@@ -366,6 +377,12 @@ int leveldb_bloom_stats(leveldb_bloom_stats_t *out);
 // Sets every count to 0. Best called while no other thread is querying: a query
 // counted at that moment may survive the reset.
 void leveldb_bloom_stats_reset(void);
+
+// Counts a database opened with no filter policy while `LEVELDB_BLOOM_DEFAULT_BITS`
+// was `bits_per_key`, and whether it was given (`given` non-zero) that library's
+// policy: for `libleveldb_bloom_default_bits.so`, which sees the opens, so that the
+// statistics summary can say so. Programs have no use for it.
+void leveldb_bloom_stats_record_default_open(int bits_per_key, int given);
 
 // Alias of `leveldb_bloom_create_filter` (its first name, in LevelDB's C API family: a future LevelDB
 // could define it; new code uses the `leveldb_bloom_` one).

@@ -12,7 +12,7 @@ import re
 import sys
 
 here=os.path.join(os.path.dirname(__file__), "..")
-dirs=sys.argv[1:] or [os.path.join(here,d) for d in ('src', 'core/src', 'table/src', 'cli/src')]
+dirs=sys.argv[1:] or [os.path.join(here,d) for d in ('src', 'core/src', 'loader/src', 'default-bits/src', 'table/src', 'cli/src')]
 any_cycle=False
 for src_dir in dirs:
   mods={}

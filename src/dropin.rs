@@ -4,48 +4,32 @@
 //! header, no symbol, no library, so it works wherever LevelDB's call reaches this
 //! library (LevelDB linked, `dlopen`ed privately, built into another object, or
 //! absent), and this library never loads a LevelDB. What it must know, the
-//! `std::string` ABI of the LevelDB calling `CreateFilter`, it reads from that
-//! LevelDB's code ([`string_abi`]); where a LevelDB proves none, it returns what
-//! stock would ([`stock_policy`]). A policy made for the C++ header
-//! ([`new_cxx_policy`]) is told instead: the header hands over its program's own
-//! append function.
+//! `std::string` its `CreateFilter` appends to, is decided once, when the object is
+//! made, from the LevelDB its creator's caller binds to ([`decide`]); a policy
+//! made for the C++ header ([`new_cxx_policy`]) is told instead: the header hands
+//! over its program's own append function. `CreateFilter` and `KeyMayMatch` then
+//! look nothing up.
 
+mod decide;
 mod loaded;
-mod memo;
-mod objects;
-pub(crate) mod self_bound;
 mod string_abi;
-mod symbols;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use libc::size_t;
 
 use super::args::{leveldb_slice, slices, Slice};
 use super::ops;
 use super::registry::{PolicyState, REGISTRY};
-use super::stats_report::write_unblocked;
+use super::self_bound;
 use super::{c_text, guard, leveldb_filterpolicy_t};
 use bloom::{BloomFilterPolicy, Format, MATCH_ALL_FILTER};
-use string_abi::{StringAbi, Survey};
-
-pub(crate) use objects::{acquire_walks_for_fork, release_walks_after_fork};
-
-/// The file name and load offset of each loaded library (the program left out), in
-/// the loader's order, read by the one walk of the loaded objects (fork-safe, no
-/// loader call inside it), for callers that then ask the loader about each.
-pub(crate) fn loaded_libraries() -> Vec<(std::ffi::CString, usize)> {
-    let mut libraries = Vec::new();
-    objects::each_object(|object, _| {
-        if !object.name().is_empty() {
-            libraries.push((object.name().to_owned(), object.load_offset()));
-        }
-        std::ops::ControlFlow::Continue(())
-    });
-    libraries
-}
+pub(crate) use decide::Creator;
+use decide::Decision;
+use loader::say;
+use string_abi::StringAbi;
 
 /// What the C++ object calls, with the `*const PolicyState` it was made with as `state`
 /// (`key_may_match` gets the object itself instead: see [`key_may_match`]).
@@ -54,7 +38,7 @@ pub(crate) fn loaded_libraries() -> Vec<(std::ffi::CString, usize)> {
 struct Calls {
     release: unsafe extern "C" fn(*mut c_void),
     name: unsafe extern "C" fn(*const c_void) -> *const c_char,
-    string_abi: extern "C" fn(*const c_void) -> c_int,
+    refuse_unknown_string: extern "C" fn(),
     filter_length: unsafe extern "C" fn(*const c_void, c_int) -> size_t,
     write_filter:
         unsafe extern "C" fn(*const c_void, *const Slice, c_int, *mut c_char, size_t) -> size_t,
@@ -79,7 +63,7 @@ impl Calls {
         Self {
             release,
             name,
-            string_abi,
+            refuse_unknown_string,
             filter_length,
             write_filter,
             key_may_match,
@@ -91,7 +75,8 @@ static CURRENT_FORMAT_CALLS: Calls = Calls::with(key_may_match::<false>);
 static LEGACY_FORMAT_CALLS: Calls = Calls::with(key_may_match::<true>);
 
 /// Fills the `length` bytes at `out` with a filter and returns how many it wrote:
-/// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter.
+/// `length`, or 2 (the match-all filter, `00 FF`) when it could not build the filter;
+/// 0, writing nothing, when `out` is NULL or `length` is below 2 (nothing fits).
 /// `writer` is the value the library passed along with it. Never throws.
 #[allow(non_camel_case_types)]
 pub type leveldb_bloom_filter_writer_t =
@@ -115,8 +100,8 @@ pub type leveldb_bloom_string_append_t = Option<
 >;
 
 extern "C" {
-    /// A new object, or NULL. Its `CreateFilter` appends with `append`, or, when NULL,
-    /// with the helper of the ABI its caller proves.
+    /// A new object, or NULL. Its `CreateFilter` appends with `append`; without
+    /// one it refuses (`refuse_unknown_string`) and ends the process.
     fn leveldb_bloom_policy_new(
         calls: &'static Calls,
         state: *mut c_void,
@@ -124,18 +109,58 @@ extern "C" {
     ) -> *mut c_void;
     /// C++ `delete` through the object's virtual destructor.
     fn leveldb_bloom_policy_delete(policy: *mut c_void);
+    /// The append functions for each of libstdc++'s strings (string_append.cc).
+    static leveldb_bloom_append_cxx11: leveldb_bloom_string_append_t;
+    static leveldb_bloom_append_cxx98: leveldb_bloom_string_append_t;
 }
 
-/// A new policy object for `bloom`, whose `CreateFilter` appends to strings of the
-/// ABI its caller proves (see [`string_abi`]): what LevelDB's own functions return.
-///
-/// While a LevelDB in the process does not prove its ABI, no object of ours is made
-/// (it could reach that LevelDB): see [`stock_policy`].
-pub(crate) fn new_policy(bloom: BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    if Survey::now().unproven {
-        return stock_policy(&bloom);
+/// A new policy for `bloom` from `creator`, called from `caller` (the address it
+/// returns to, 0 when unknown): what stock would return there ([`decide`]): this
+/// library's object wherever it can write the string LevelDB will hand it.
+pub(crate) fn new_policy(
+    bloom: BloomFilterPolicy,
+    creator: Creator,
+    caller: usize,
+) -> *mut leveldb_filterpolicy_t {
+    made(bloom, decide::decide(creator, caller))
+}
+
+/// A new policy for `bloom`, for the LevelDB whose code lies at `leveldb`.
+pub(crate) fn new_policy_for(
+    bloom: BloomFilterPolicy,
+    leveldb: usize,
+) -> *mut leveldb_filterpolicy_t {
+    made(bloom, decide::decide_for(leveldb))
+}
+
+/// The policy `decision` says.
+fn made(bloom: BloomFilterPolicy, decision: Decision) -> *mut leveldb_filterpolicy_t {
+    match decision {
+        Decision::Ours(abi) => new_object(bloom, abi.and_then(append_for)),
+        Decision::Stock(new) => {
+            // SAFETY: LevelDB's `const FilterPolicy* NewBloomFilterPolicy(int)` (or
+            // its C API's `leveldb_filterpolicy_create_bloom(int)`), the definition
+            // the caller's reference binds to, called as the caller would have.
+            let new = unsafe {
+                std::mem::transmute::<usize, extern "C" fn(c_int) -> *mut leveldb_filterpolicy_t>(
+                    new,
+                )
+            };
+            new(c_int::try_from(bloom.bits_per_key()).unwrap_or(c_int::MAX))
+        }
+        Decision::Refused => ptr::null_mut(),
     }
-    new_object(bloom, None)
+}
+
+/// This library's append function for strings of `abi`.
+fn append_for(abi: StringAbi) -> leveldb_bloom_string_append_t {
+    // SAFETY: constants the C++ side initialised before any code runs.
+    unsafe {
+        match abi {
+            StringAbi::Cxx11 => leveldb_bloom_append_cxx11,
+            StringAbi::Cxx98 => leveldb_bloom_append_cxx98,
+        }
+    }
 }
 
 /// A new policy object for `bloom` made for a C++ program, whose `CreateFilter`
@@ -191,83 +216,14 @@ fn new_object(
     object.cast()
 }
 
-/// What stock would return where a LevelDB does not prove its `std::string` ABI:
-/// that LevelDB's own bloom policy, when the global scope binds
-/// `leveldb::NewBloomFilterPolicy` after this library (`RTLD_NEXT`) to that very
-/// object; else NULL (LevelDB then runs without filters: slower, never wrong). The
-/// legacy format has no LevelDB policy: NULL. Said once on stderr.
-fn stock_policy(bloom: &BloomFilterPolicy) -> *mut leveldb_filterpolicy_t {
-    let Some((unproven, name)) = string_abi::unproven_leveldb() else {
-        return ptr::null_mut();
-    };
-    // SAFETY: a NUL-terminated name; RTLD_NEXT searches the objects after this one.
-    let stock = unsafe {
-        libc::dlsym(
-            libc::RTLD_NEXT,
-            c"_ZN7leveldb20NewBloomFilterPolicyEi".as_ptr(),
-        )
-    };
-    let own = bloom.format() == Format::Current
-        && !stock.is_null()
-        && loaded::object_at(stock) == Some(unproven);
-    // The program itself has no name in the list of loaded objects.
-    let place = match name.is_empty() {
-        true => "the program".to_string(),
-        false => format!("{name:?}"),
-    };
-    say_once(&format!(
-        "leveldb-bloom: the LevelDB in {place} shows no single std::string ABI, so it gets {}\n",
-        match own {
-            true => "its own bloom policy",
-            false => "no filter policy (NULL): it runs without filters, slower, never wrong",
-        }
-    ));
-    if !own {
-        return ptr::null_mut();
-    }
-    // SAFETY: LevelDB's `const FilterPolicy* NewBloomFilterPolicy(int)`, defined in
-    // the object found above, called as LevelDB's own C API calls it.
-    let new: extern "C" fn(c_int) -> *mut leveldb_filterpolicy_t =
-        unsafe { std::mem::transmute(stock) };
-    new(c_int::try_from(bloom.bits_per_key()).unwrap_or(c_int::MAX))
-}
-
-/// Writes `message` on stderr the first time only.
-fn say_once(message: &str) {
-    static SAID: AtomicBool = AtomicBool::new(false);
-    if !SAID.swap(true, Ordering::Relaxed) {
-        let _ = write_unblocked(libc::STDERR_FILENO, message.as_bytes());
-    }
-}
-
-/// `CreateFilter`'s question: the `std::string` ABI of the code at `return_address`,
-/// 1 new, 2 old; 0, said on stderr, when unproven (the object then ends the
-/// process rather than write a string of unknown layout, which is why this is said
-/// every time, unlike [`say_once`]'s warning).
-extern "C" fn string_abi(return_address: *const c_void) -> c_int {
-    let abi = guard(|| None, || string_abi::abi_at(return_address as usize));
-    match abi {
-        Some(StringAbi::Cxx11) => 1,
-        Some(StringAbi::Cxx98) => 2,
-        None => {
-            let message = format!(
-                "leveldb-bloom: CreateFilter called from {return_address:p}, code whose \
-                 dynamic symbols show no single std::string ABI: aborting rather than write \
-                 a string of unknown layout\n"
-            );
-            let _ = write_unblocked(libc::STDERR_FILENO, message.as_bytes());
-            0
-        }
-    }
-}
-
-/// Whether LevelDB's C or C++ API is in the global scope (LevelDB linked, or loaded
-/// `RTLD_GLOBAL`): this library's own open functions (`default_bits`) left out.
-fn leveldb_in_global_scope() -> bool {
-    [c"leveldb_open"]
-        .into_iter()
-        .chain(string_abi::DB_OPEN)
-        .any(|name| !loaded::leveldb_symbol(name).is_null())
+/// `CreateFilter` of an object that knows no string to append to: it must not
+/// write one of unknown layout, and says so before the process ends.
+extern "C" fn refuse_unknown_string() {
+    say(
+        "leveldb-bloom: CreateFilter called on a policy made where no LevelDB showed its \
+         std::string (leveldb_bloom_policy_create with no LevelDB loaded, or given to a \
+         LevelDB of libc++): aborting rather than write a string of unknown layout\n",
+    );
 }
 
 /// Releases a policy: this library's own, or an object with LevelDB's `FilterPolicy`
@@ -290,7 +246,7 @@ pub(crate) fn destroy(handle: *mut leveldb_filterpolicy_t) {
 }
 
 /// # Safety
-/// `state` is the state an object was made with in [`new_policy`]: a live `PolicyState`.
+/// `state` is the state an object was made with in [`new_object`]: a live `PolicyState`.
 unsafe fn policy<'a>(state: *const c_void) -> &'a PolicyState {
     // SAFETY: the caller's promise.
     unsafe { &*state.cast::<PolicyState>() }
@@ -304,7 +260,7 @@ unsafe extern "C" fn release(state: *mut c_void) {
     guard(
         || (),
         || {
-            // SAFETY: made by Box::into_raw in `new_policy`; the destructor runs once.
+            // SAFETY: made by Box::into_raw in `new_object`; the destructor runs once.
             let policy = unsafe { Box::from_raw(state.cast::<PolicyState>()) };
             REGISTRY.unregister(policy.object.load(Ordering::Acquire));
         },
@@ -341,12 +297,15 @@ unsafe extern "C" fn filter_length(state: *const c_void, num_keys: c_int) -> siz
 }
 
 /// `CreateFilter`, second step: the filter written into the `length` bytes the
-/// object appended, or the match-all filter; the bytes written.
+/// append function appended, or the match-all filter; the bytes written. An append
+/// function of the program's (`leveldb_bloom.hpp`, or any a C++ program passes to
+/// `leveldb_bloom_cxx_policy_create`) may get it wrong: given NULL, or fewer bytes
+/// than the match-all filter's 2, nothing fits, and 0 is written.
 ///
 /// # Safety
-/// Called by a live object with its state, LevelDB's `num_keys` keys, and `out`
-/// writable for `length` bytes, the value of [`filter_length`] (at least 2), all zero
-/// (`std::string::resize` appends NUL characters).
+/// Called by a live object with its state and LevelDB's `num_keys` keys; `out` NULL
+/// or writable for `length` bytes, all zero (`std::string::resize` appends NUL
+/// characters).
 unsafe extern "C" fn write_filter(
     state: *const c_void,
     keys: *const Slice,
@@ -354,6 +313,9 @@ unsafe extern "C" fn write_filter(
     out: *mut c_char,
     length: size_t,
 ) -> size_t {
+    if out.is_null() || length < MATCH_ALL_FILTER.len() {
+        return 0;
+    }
     // SAFETY: the caller's promise: `out` holds `length` ≥ 2 writable, zeroed bytes.
     let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), length) };
     let written = guard(
@@ -405,9 +367,7 @@ unsafe extern "C" fn key_may_match<const LEGACY_FORMAT: bool>(
 /// library). A loaded LevelDB that calls its own policy inside itself
 /// ([`self_bound`]) makes it 0: not every LevelDB in the process is swapped.
 pub(crate) fn swap_status(c_api: c_int, cxx_api: c_int) -> c_int {
-    let leveldb_present =
-        leveldb_in_global_scope() || Survey::now().leveldb || self_bound::leveldb_loaded();
-    if !leveldb_present || !self_bound::self_bound().is_empty() {
+    if !self_bound::leveldb_loaded() || !self_bound::self_bound().is_empty() {
         return 0;
     }
     let ours = |name: &CStr| loaded::in_this_library(loaded::global_symbol(name));

@@ -1,12 +1,13 @@
 //! The environment variables this library reads (`LEVELDB_BLOOM_STATS`,
-//! `LEVELDB_BLOOM_SIMD`, `LEVELDB_BLOOM_DEFAULT_BITS`): each once, as the library
+//! `LEVELDB_BLOOM_SIMD`): each once, as the library
 //! starts (an ELF constructor), and none in a secure-execution process (setuid,
 //! setgid, file capabilities: `AT_SECURE`), where the environment is another user's
 //! say.
 
 use std::ffi::{CStr, CString};
 
-/// `LEVELDB_BLOOM_DEFAULT_BITS` (`default_bits`), also named by the statistics.
+/// `LEVELDB_BLOOM_DEFAULT_BITS` (`libleveldb_bloom_default_bits.so`'s), named by the
+/// statistics.
 pub(crate) const DEFAULT_BITS: &CStr = c"LEVELDB_BLOOM_DEFAULT_BITS";
 
 /// The value of the variable `name`, when it is set and not empty and the process is

@@ -2,7 +2,6 @@
 //! panic boundary ([`guard`](super::guard)) around the layers below.
 
 mod filters;
-mod open;
 mod policies;
 mod stats;
 // Last, so that the header gives each alias after the functions it names.

@@ -18,16 +18,16 @@
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
 //! [`stats_report`] is `LEVELDB_BLOOM_STATS`, which also names the loaded LevelDBs
 //! the swap cannot reach ([`dropin::self_bound`]); [`simd`] is `LEVELDB_BLOOM_SIMD`,
-//! the level the core is told to hash keys with; [`default_bits`] is
-//! `LEVELDB_BLOOM_DEFAULT_BITS`, a bloom policy for databases opened with none;
-//! [`environment`] reads the three variables.
+//! the level the core is told to hash keys with; [`environment`] reads the
+//! variables. This library interposes no LevelDB function but the policy creators:
+//! default bits (`LEVELDB_BLOOM_DEFAULT_BITS`) are `libleveldb_bloom_default_bits.so`'s
+//! (`default-bits/`), which asks this library for its policies.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod args;
 mod c_text;
-mod default_bits;
 mod dropin;
 mod environment;
 mod exports;
@@ -35,6 +35,7 @@ mod fork;
 mod fork_lock;
 mod ops;
 mod registry;
+mod self_bound;
 mod simd;
 mod stats;
 mod stats_report;

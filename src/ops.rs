@@ -18,21 +18,31 @@ use bloom::{BloomFilterPolicy, Filter, Format, MATCH_ALL_FILTER};
 #[inline(always)]
 pub(crate) fn key_may_match(format: Format, key: &[u8], filter: &[u8]) -> bool {
     if stats::enabled() {
-        return key_may_match_counted(format, key, filter);
+        return match format {
+            Format::Current => key_may_match_counted::<false>(key, filter),
+            Format::Legacy => key_may_match_counted::<true>(key, filter),
+        };
     }
     // The last call of every path, so that nothing is kept alive across it: the
     // query then runs in the registers a call may use, with no frame to set up.
     format.key_may_match(key, filter)
 }
 
-/// [`key_may_match`] with statistics on: the same question, then its count; out
-/// of the query's path.
+/// [`key_may_match`] with statistics on, of the legacy format if `LEGACY`, else the
+/// current one: the by-rule answer counted first (read from the filter's length and
+/// last byte, as the core decodes it), then the question, then its answer counted
+/// in the same thread's counters; out of the query's path.
 #[cold]
 #[inline(never)]
-fn key_may_match_counted(format: Format, key: &[u8], filter: &[u8]) -> bool {
+fn key_may_match_counted<const LEGACY: bool>(key: &[u8], filter: &[u8]) -> bool {
+    let format = if LEGACY {
+        Format::Legacy
+    } else {
+        Format::Current
+    };
+    let counters = stats::Query::start(format, Filter::new(filter).answers_by_rule());
     let answer = format.key_may_match(key, filter);
-    let by_rule = Filter::with_format(filter, format).answers_by_rule();
-    stats::record_query(format, answer, by_rule);
+    counters.answered(answer);
     answer
 }
 

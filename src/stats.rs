@@ -220,20 +220,31 @@ fn add(slot: usize, i: usize, n: u64) {
     }
 }
 
-/// Counts one query of `format` answered `answer`, by rule (`by_rule`) or by bits.
-#[inline(always)]
-pub(crate) fn record_query(format: Format, answer: bool, by_rule: bool) {
-    if enabled() {
-        let answered = if answer {
-            Field::MayMatch
-        } else {
-            Field::Absent
-        };
+/// One query being counted, in this thread's counters of its format: started
+/// (its by-rule answer counted) before the question, so that only the counters'
+/// place is kept across it; the caller checked [`enabled`].
+pub(crate) struct Query {
+    slot: usize,
+    absent: usize,
+}
+
+impl Query {
+    /// Starts counting a query of `format`, answered by rule (`by_rule`) or by bits.
+    #[inline(always)]
+    pub(crate) fn start(format: Format, by_rule: bool) -> Self {
         let slot = my_slot();
-        add(slot, index(format, answered), 1);
-        if by_rule {
-            add(slot, index(format, Field::ByRule), 1);
+        add(slot, index(format, Field::ByRule), u64::from(by_rule));
+        Self {
+            slot,
+            absent: index(format, Field::Absent),
         }
+    }
+
+    /// Counts its answer: "may match" (`answer`) or "absent". No branch.
+    #[inline(always)]
+    pub(crate) fn answered(self, answer: bool) {
+        const _: () = assert!(Field::MayMatch as usize == Field::Absent as usize + 1);
+        add(self.slot, self.absent + usize::from(answer), 1);
     }
 }
 
@@ -266,8 +277,9 @@ pub(crate) fn record_build(format: Format, keys: usize, bytes: usize) {
     }
 }
 
-/// Databases opened through LevelDB's open functions with no filter policy (seen
-/// when `LEVELDB_BLOOM_DEFAULT_BITS` is set or statistics are on), how many of them
+/// Databases opened through LevelDB's open functions with no filter policy (seen by
+/// `libleveldb_bloom_default_bits.so`, which tells through
+/// `leveldb_bloom_stats_record_default_open`), how many of them
 /// got the variable's policy, and the variable's bits per key (0: unset). Not reset
 /// in a forked child: a child opens its own databases, and these only add a note to
 /// the summary.

@@ -27,13 +27,13 @@ mod stats_file;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
-use super::dropin::self_bound;
 use super::registry::REGISTRY;
+use super::self_bound;
 use super::stats::{self, Stats};
 use super::{environment, guard};
 use bloom::Counts;
-pub(crate) use destination::write_unblocked;
 use destination::{Destination, Stderr};
+use loader::write_unblocked;
 
 /// The environment variable read once, when the library starts.
 const VARIABLE: &CStr = c"LEVELDB_BLOOM_STATS";
@@ -176,12 +176,6 @@ fn opens_note((opened, given, bits): (u64, u64, u64)) -> String {
              policy; or set one in the program)"
         )
     }
-}
-
-/// Writes `line` on stderr, as the summary is written there: never blocking for
-/// long, never raising SIGPIPE.
-pub(crate) fn say(line: &str) {
-    let _ = write_unblocked(libc::STDERR_FILENO, line.as_bytes());
 }
 
 /// `part` of `whole` as a percentage with one decimal, or "-" for none.

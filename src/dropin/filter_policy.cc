@@ -9,15 +9,15 @@
 // (src/dropin.rs) through the table of functions given at creation.
 //
 // CreateFilter appends to the caller's std::string, whose layout depends on the
-// C++ library and ABI LevelDB was built with. An object made for the C++ header
-// (leveldb_bloom_cxx_policy_create) was given the program's own append function,
-// compiled with that very std::string, and uses it. Any other asks the Rust side
-// which ABI the code it returns to has (src/dropin/string_abi.rs: LevelDB's filter
-// block builder, the one caller, proves it), and uses the append function built for
-// that libstdc++ ABI (string_append.cc). Without proof it writes nothing and ends the
-// process (said on stderr): a string of unknown layout is never written. Either
-// append function throws std::bad_alloc to the caller when the string cannot grow,
-// as LevelDB's own CreateFilter does: no Rust frame is on the stack then.
+// C++ library and ABI LevelDB was built with, with the append function the object
+// was made with: the program's own (leveldb_bloom_cxx_policy_create, from the C++
+// header), or the one built for the libstdc++ ABI of the LevelDB the policy was
+// made for (string_append.cc; src/dropin/decide.rs decided it when the object was
+// made). Nothing is decided per call. An object made where no LevelDB showed its
+// string has none: its CreateFilter writes nothing and ends the process (said on
+// stderr): a string of unknown layout is never written. Either append function
+// throws std::bad_alloc to the caller when the string cannot grow, as LevelDB's own
+// CreateFilter does: no Rust frame is on the stack then.
 
 #include <cstdlib>
 #include <new>
@@ -69,9 +69,9 @@ std::size_t write_filter(void* writer, char* out, std::size_t length) noexcept {
 // the policy this object drives (src/registry.rs: the state it is made with).
 class BloomFilterPolicy final : public leveldb::FilterPolicy {
  public:
-  // `append` NULL: each CreateFilter proves its caller's ABI.
+  // `append` NULL: CreateFilter refuses (see the file's comment).
   BloomFilterPolicy(const leveldb_bloom_policy_calls* calls, void* state,
-              leveldb_bloom_string_append_t append)
+                    leveldb_bloom_string_append_t append)
       : calls_(calls), state_(state), append_(append), key_may_match_(calls->key_may_match) {}
   BloomFilterPolicy(const BloomFilterPolicy&) = delete;
   BloomFilterPolicy& operator=(const BloomFilterPolicy&) = delete;
@@ -81,25 +81,14 @@ class BloomFilterPolicy final : public leveldb::FilterPolicy {
   const char* Name() const override { return calls_->name(state_); }
 
   // Sized, then written in place, as LevelDB's own bloom policy does: the one
-  // allocation is the string's. Without an append function of its maker's, the
-  // caller is LevelDB's code (or a program calling the policy itself): the object
-  // holding the return address proves the string's ABI.
+  // allocation is the string's.
   void CreateFilter(const leveldb::Slice* keys, int n, void* dst) const override {
-    leveldb_bloom_string_append_t append = append_;
-    if (append == nullptr) {
-      switch (calls_->string_abi(__builtin_return_address(0))) {
-        case 1:
-          append = leveldb_bloom_append_cxx11;
-          break;
-        case 2:
-          append = leveldb_bloom_append_cxx98;
-          break;
-        default:
-          std::abort();
-      }
+    if (append_ == nullptr) {
+      calls_->refuse_unknown_string();
+      std::abort();
     }
     FilterKeys writer = {calls_, state_, &keys->raw(), n};
-    append(dst, calls_->filter_length(state_, n), write_filter, &writer);
+    append_(dst, calls_->filter_length(state_, n), write_filter, &writer);
   }
 
   // A tail call: the Rust side's answer is this function's, with no frame of its own,

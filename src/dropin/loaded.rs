@@ -1,9 +1,7 @@
-//! Questions about addresses in the loaded objects ([`objects`](super::objects)):
-//! which object code lies in, and which symbol the program's global scope binds.
+//! Questions about addresses in the loaded objects ([`loader`]): which object code
+//! lies in, and which symbol the program's global scope binds.
 
 use std::ffi::{c_void, CStr};
-
-use super::objects::{with_object_at, word, WORD};
 
 /// `name` as the dynamic linker binds it for the program (the global scope), or
 /// NULL. `dlsym` takes the loader's lock: only `leveldb_bloom_swap_status` asks.
@@ -12,21 +10,9 @@ pub(super) fn global_symbol(name: &CStr) -> *mut c_void {
     unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
 }
 
-/// The program headers' address of the object `address` lies in: which object.
-pub(super) fn object_at(address: *const c_void) -> Option<usize> {
-    with_object_at(address as usize, |object, _| object.id().headers)
-}
-
-/// `name` as the global scope binds it for anyone but this library: past this
-/// library's own definitions of LevelDB's open functions (`default_bits`), the
-/// next one (`RTLD_NEXT`), or NULL.
-pub(super) fn leveldb_symbol(name: &CStr) -> *mut c_void {
-    let found = global_symbol(name);
-    if !in_this_library(found) {
-        return found;
-    }
-    // SAFETY: a NUL-terminated name; RTLD_NEXT searches after this library.
-    unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
+/// Which object `address` lies in (its identity while loaded).
+fn object_at(address: *const c_void) -> Option<usize> {
+    loader::with_object_at(address as usize, |object| object.id())
 }
 
 /// Whether `address` lies in this library (in the program, when it is linked
@@ -38,6 +24,9 @@ pub(super) fn in_this_library(address: *const c_void) -> bool {
 /// Only its address is used: it lies in this library.
 extern "C" fn leveldb_bloom_anchor() {}
 
+/// The size of a pointer in a vtable.
+const WORD: usize = std::mem::size_of::<usize>();
+
 /// Whether `object` looks like a live C++ object of a loaded library: its first
 /// word points into a loaded object, at a table (mapped there, two entries at
 /// least) whose second entry (the deleting destructor) is code of that same object.
@@ -47,9 +36,10 @@ extern "C" fn leveldb_bloom_anchor() {}
 pub(super) unsafe fn is_cxx_object(object: *const c_void) -> bool {
     // SAFETY: the caller's promise.
     let table = unsafe { object.cast::<usize>().read_unaligned() };
-    let destructor = with_object_at(table, |object, _| {
+    let destructor = loader::with_object_at(table, |object| {
         let entries = object.bytes(table)?;
-        let destructor = (entries.len() >= 2 * WORD).then(|| word(entries, WORD))?;
+        let destructor = entries.get(WORD..2 * WORD)?;
+        let destructor = usize::from_ne_bytes(destructor.try_into().ok()?);
         object.holds(destructor).then_some(())
     });
     destructor.flatten().is_some()

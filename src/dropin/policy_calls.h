@@ -24,9 +24,10 @@ struct leveldb_bloom_policy_calls {
   void (*release)(void* state);
   // The policy's name, a static string.
   const char* (*name)(const void* state);
-  // The std::string ABI of the object whose code is at `return_address`:
-  // 1 new (__cxx11), 2 old (reference-counted), 0 unproven (said on stderr).
-  int (*string_abi)(const void* return_address);
+  // Says on stderr that CreateFilter was called on an object with no append
+  // function (no LevelDB showed its std::string when it was made); the object
+  // then ends the process rather than write a string of unknown layout.
+  void (*refuse_unknown_string)();
   // The length of the filter of `n` keys: the real one, or 2 when it cannot be
   // sized (the match-all filter).
   std::size_t (*filter_length)(const void* state, int n);
@@ -46,8 +47,8 @@ struct leveldb_bloom_policy_calls {
 #pragma GCC visibility push(hidden)
 
 // Append functions (leveldb_bloom_string_append_t) for a std::string of the new
-// (cxx11) or the old (cxx98) ABI (string_append.cc, built once for each), for the
-// objects whose CreateFilter proves its caller's ABI.
+// (cxx11) or the old (cxx98) ABI (string_append.cc, built once for each), handed to
+// the objects made for a LevelDB of that string (src/dropin/decide.rs).
 extern const leveldb_bloom_string_append_t leveldb_bloom_append_cxx11;
 extern const leveldb_bloom_string_append_t leveldb_bloom_append_cxx98;
 

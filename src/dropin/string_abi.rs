@@ -1,290 +1,210 @@
-//! Which `std::string` ABI a LevelDB was built with, read from its own code.
+//! Which `std::string` an object's code was compiled with, read from its dynamic
+//! symbols, by exact mangled names (never a substring of another name: a
+//! `leveldb::LogGPSsample()` holding `PSs` tells nothing):
 //!
-//! `CreateFilter` appends to LevelDB's `std::string`, whose layout differs between
-//! libstdc++'s two ABIs (`_GLIBCXX_USE_CXX11_ABI`). An object is compiled for one,
-//! and its dynamic symbols say which, by exact mangled names:
+//! - a LevelDB spells its own in the functions it exports that take a string
+//!   (`leveldb::DB::Open`, `DestroyDB`, `RepairDB`, …): `std::__cxx11::basic_string`
+//!   for libstdc++'s new ABI, `Ss` (the reference-counted string) for its old one,
+//!   `std::__1::basic_string` for libc++'s;
+//! - any other code shows the string members it imports from its C++ library
+//!   (whole class prefixes), beside the LevelDB names it defines.
 //!
-//! 1. the members of `std::__cxx11::basic_string<char>` (new ABI) or of the
-//!    reference-counted `std::string` (`Ss`, old ABI) it imports from libstdc++
-//!    (whole class prefixes of the mangled names, never substrings of others);
-//! 2. LevelDB's own `leveldb::DB::Open` it defines, whose mangled name spells the
-//!    string type.
-//!
-//! The string members this library's own append helpers import are left out
-//! (`OWN_IMPORTS`): linked statically into an object, they would show both ABIs.
-//! An object showing exactly one ABI is proven; one showing none (no dynamic
-//! section, libstdc++ linked in statically) or both is not, and no later evidence
-//! (a symbol table, the program's imports) would say what *its* code was compiled
-//! for, so none is taken. Each object's evidence is read once and remembered
-//! ([`Notes`]) until an object leaves the process.
+//! Exactly one shown proves it. In an object holding this library's own code (a
+//! program linked with `libleveldb_bloom.a`), the string members its append helpers
+//! import are left out (`OWN_IMPORTS`): they show both of libstdc++'s. Anywhere
+//! else they are the object's own (a program may import no other string member).
 
-use std::ffi::CStr;
-use std::ops::ControlFlow;
+use loader::Object;
 
-use super::objects::{each_object, with_object_at, Notes, Object};
-use super::symbols::dynamic_symbols;
-
-/// libstdc++'s two `std::string` ABIs.
+/// The `std::string` ABIs this library can append to (libstdc++'s two,
+/// `_GLIBCXX_USE_CXX11_ABI`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum StringAbi {
+pub(crate) enum StringAbi {
     /// `std::__cxx11::basic_string`, `_GLIBCXX_USE_CXX11_ABI=1`.
     Cxx11,
     /// The reference-counted string, `_GLIBCXX_USE_CXX11_ABI=0`.
     Cxx98,
 }
 
-/// `leveldb::DB::Open(const Options&, const std::string&, DB**)` in each ABI.
-pub(super) const DB_OPEN: [&CStr; 2] = [
-    c"_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_",
-    c"_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_",
-];
+/// What an object's names prove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Proof {
+    /// One of libstdc++'s strings.
+    Proven(StringAbi),
+    /// libc++'s string: one this library cannot write.
+    LibCxx,
+    /// No string, or more than one.
+    Nothing,
+}
 
-/// The mangled-name prefixes of each ABI's `std::string` members: non-const, const.
-const MEMBERS: [[&[u8]; 2]; 2] = [
+/// The strings seen: `[new libstdc++, old libstdc++, libc++]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Seen([bool; 3]);
+
+impl Seen {
+    fn proof(self) -> Proof {
+        match self.0 {
+            [true, false, false] => Proof::Proven(StringAbi::Cxx11),
+            [false, true, false] => Proof::Proven(StringAbi::Cxx98),
+            [false, false, true] => Proof::LibCxx,
+            _ => Proof::Nothing,
+        }
+    }
+
+    /// Notes a LevelDB function `name` the object defines.
+    fn defines(&mut self, name: &[u8]) {
+        let leveldb = name.starts_with(b"_ZN7leveldb") || name.starts_with(b"_ZNK7leveldb");
+        if !leveldb {
+            return;
+        }
+        let holds = |part: &[u8]| name.windows(part.len()).any(|window| window == part);
+        self.0[0] |= holds(CXX11_STRING);
+        self.0[1] |= OLD_ABI_FUNCTIONS.contains(&name);
+        self.0[2] |= holds(LIBCXX_STRING);
+    }
+
+    /// Notes a name the object imports, leaving out this library's own when
+    /// `holds_this_library`.
+    fn imports(&mut self, name: &[u8], holds_this_library: bool) {
+        if holds_this_library && OWN_IMPORTS.contains(&name) {
+            return;
+        }
+        for (seen, prefixes) in self.0.iter_mut().zip(MEMBERS) {
+            *seen |= prefixes.iter().any(|prefix| name.starts_with(prefix));
+        }
+    }
+}
+
+/// `std::__cxx11::basic_string<char>` in a mangled name.
+const CXX11_STRING: &[u8] = b"NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE";
+/// libc++'s `std::__1::basic_string` in a mangled name.
+const LIBCXX_STRING: &[u8] = b"NSt3__112basic_stringIc";
+/// LevelDB's exported functions taking a `std::string` (`DB::Open`, `DestroyDB`,
+/// `RepairDB`), for each string: libstdc++'s new ABI, its old one, libc++'s.
+const FUNCTIONS: [[&[u8]; 3]; 3] = [
+    [
+        b"_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_",
+        b"_ZN7leveldb9DestroyDBERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS_7OptionsE",
+        b"_ZN7leveldb8RepairDBERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS_7OptionsE",
+    ],
+    OLD_ABI_FUNCTIONS,
+    [
+        b"_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt3__112basic_stringIcNS4_11char_traitsIcEENS4_9allocatorIcEEEEPPS0_",
+        b"_ZN7leveldb9DestroyDBERKNSt3__112basic_stringIcNS0_11char_traitsIcEENS0_9allocatorIcEEEERKNS_7OptionsE",
+        b"_ZN7leveldb8RepairDBERKNSt3__112basic_stringIcNS0_11char_traitsIcEENS0_9allocatorIcEEEERKNS_7OptionsE",
+    ],
+];
+/// LevelDB's exported functions taking a `std::string` of libstdc++'s old ABI, whose
+/// `Ss` no other reading of a name could tell apart.
+const OLD_ABI_FUNCTIONS: [&[u8]; 3] = [
+    b"_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_",
+    b"_ZN7leveldb9DestroyDBERKSsRKNS_7OptionsE",
+    b"_ZN7leveldb8RepairDBERKSsRKNS_7OptionsE",
+];
+/// The mangled-name prefixes of each string's members: non-const, const.
+const MEMBERS: [[&[u8]; 2]; 3] = [
     [
         b"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE",
         b"_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE",
     ],
     [b"_ZNSs", b"_ZNKSs"],
+    [b"_ZNSt3__112basic_stringIc", b"_ZNKSt3__112basic_stringIc"],
 ];
 
 // The string members src/dropin/string_append.cc imports, listed by build.rs:
 // `OWN_IMPORTS: [&[u8]; _]`.
 include!(concat!(env!("OUT_DIR"), "/own_string_imports.rs"));
 
-/// What one object's dynamic symbols show.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Evidence {
-    /// Shows each ABI: `[Cxx11, Cxx98]`.
-    shows: [bool; 2],
-    /// Defines LevelDB's C or C++ API's function that opens a database: it holds
-    /// LevelDB.
-    pub(super) holds_leveldb: bool,
-    /// Has no dynamic symbol at all: a fully static program, which may hold LevelDB
-    /// (linked in with this library's `.a`) and shows nothing of it.
-    pub(super) shows_nothing: bool,
+/// What a LevelDB's own exported functions prove: [`FUNCTIONS`] looked up as the
+/// loader looks names up (a few hash lookups, whatever the object's size).
+pub(super) fn of_leveldb(object: &Object) -> Proof {
+    let mut seen = Seen::default();
+    for (shown, names) in seen.0.iter_mut().zip(FUNCTIONS) {
+        *shown = names.iter().any(|name| object.lookup(name).is_some());
+    }
+    seen.proof()
 }
 
-impl Evidence {
-    /// Reads the dynamic symbols of an object: (name, whether it defines it).
-    pub(super) fn read<'a>(symbols: impl Iterator<Item = (&'a [u8], bool)>) -> Self {
-        let mut evidence = Self {
-            shows_nothing: true,
-            ..Self::default()
-        };
-        for (name, defined) in symbols {
-            evidence.shows_nothing = false;
-            let opens = DB_OPEN.iter().position(|open| name == open.to_bytes());
-            if defined {
-                evidence.holds_leveldb |= opens.is_some() || name == b"leveldb_open";
-                if let Some(abi) = opens {
-                    evidence.shows[abi] = true;
-                }
-            } else if !OWN_IMPORTS.contains(&name) {
-                for (abi, prefixes) in MEMBERS.iter().enumerate() {
-                    evidence.shows[abi] |= prefixes.iter().any(|prefix| name.starts_with(prefix));
-                }
-            }
-        }
-        evidence
-    }
-
-    /// The ABI the object was compiled for, when it shows exactly one.
-    pub(super) fn abi(self) -> Option<StringAbi> {
-        match self.shows {
-            [true, false] => Some(StringAbi::Cxx11),
-            [false, true] => Some(StringAbi::Cxx98),
-            _ => None,
+/// What code that is no LevelDB (or holds one unexported) proves: the string
+/// members it imports and the LevelDB functions it defines. `holds_this_library`:
+/// the object holds this library's code.
+pub(super) fn of_code(object: &Object, holds_this_library: bool) -> Proof {
+    let mut seen = Seen::default();
+    for symbol in object.symbols() {
+        match symbol.defined {
+            true => seen.defines(symbol.name),
+            false => seen.imports(symbol.name, holds_this_library),
         }
     }
-
-    /// Whether it may hold a LevelDB whose ABI it does not prove: one it holds
-    /// without a single ABI, or one it could hold unseen.
-    pub(super) fn may_hold_unproven_leveldb(self) -> bool {
-        self.shows_nothing || self.holds_leveldb && self.abi().is_none()
-    }
-
-    fn to_byte(self) -> u8 {
-        u8::from(self.shows[0])
-            | u8::from(self.shows[1]) << 1
-            | u8::from(self.holds_leveldb) << 2
-            | u8::from(self.shows_nothing) << 3
-    }
-
-    fn from_byte(byte: u8) -> Self {
-        Self {
-            shows: [byte & 1 != 0, byte & 2 != 0],
-            holds_leveldb: byte & 4 != 0,
-            shows_nothing: byte & 8 != 0,
-        }
-    }
-}
-
-/// The evidence of `object`, remembered in `notes`.
-fn evidence_of(object: &Object, notes: &mut Notes) -> Evidence {
-    let id = object.id();
-    let key = (id.headers, id.removals);
-    if let Some(byte) = notes.objects.get(key) {
-        return Evidence::from_byte(byte);
-    }
-    let symbols = dynamic_symbols(object).map(|symbol| (symbol.name, symbol.defined));
-    let evidence = Evidence::read(symbols);
-    notes.objects.put(key, evidence.to_byte());
-    evidence
-}
-
-/// The ABI of the object whose code is at `address` (a return address), if proven.
-pub(super) fn abi_at(address: usize) -> Option<StringAbi> {
-    with_object_at(address, |object, notes| evidence_of(object, notes).abi()).flatten()
-}
-
-/// What the loaded objects show when a policy is made.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Survey {
-    /// An object holds LevelDB.
-    pub(super) leveldb: bool,
-    /// An object holding LevelDB, or one that could hold it unseen (a fully static
-    /// program), does not prove its ABI.
-    pub(super) unproven: bool,
-}
-
-impl Survey {
-    /// Surveys the loaded objects; remembered until an object joins or leaves.
-    pub(super) fn now() -> Self {
-        let (mut survey, mut generation) = (Self::default(), None);
-        each_object(|object, notes| {
-            if generation.is_none() {
-                let (added, removed) = object.generation();
-                let key = ((added as usize).wrapping_add(1), removed);
-                generation = Some(key);
-                if let Some(byte) = notes.survey.get(key) {
-                    survey = Self {
-                        leveldb: byte & 1 != 0,
-                        unproven: byte & 2 != 0,
-                    };
-                    return ControlFlow::Break(());
-                }
-            }
-            if is_this_library(object) {
-                return ControlFlow::Continue(());
-            }
-            let evidence = evidence_of(object, notes);
-            survey.leveldb |= evidence.holds_leveldb;
-            survey.unproven |= evidence.may_hold_unproven_leveldb();
-            // The walk holds the notes' lock: the last object's note, the whole
-            // survey, is the one others read.
-            if let Some(key) = generation {
-                let byte = u8::from(survey.leveldb) | u8::from(survey.unproven) << 1;
-                notes.survey.put(key, byte);
-            }
-            ControlFlow::Continue(())
-        });
-        survey
-    }
-}
-
-/// Whether `object` is this shared library, whose own definitions of LevelDB's open
-/// functions (`default_bits`: both ABIs' `leveldb::DB::Open`) are no LevelDB. Linked
-/// statically, this library is part of the program, whose evidence counts.
-fn is_this_library(object: &Object) -> bool {
-    !object.name().is_empty() && object.holds(is_this_library as *const () as usize)
-}
-
-/// The first loaded object that may hold a LevelDB it does not prove the ABI of
-/// (see [`Evidence::may_hold_unproven_leveldb`]): its program headers' address and
-/// name.
-pub(super) fn unproven_leveldb() -> Option<(usize, String)> {
-    let mut found = None;
-    each_object(|object, notes| {
-        let evidence = evidence_of(object, notes);
-        if is_this_library(object) || !evidence.may_hold_unproven_leveldb() {
-            return ControlFlow::Continue(());
-        }
-        found = Some((
-            object.id().headers,
-            object.name().to_string_lossy().into_owned(),
-        ));
-        ControlFlow::Break(())
-    });
-    found
+    seen.proof()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Evidence, StringAbi, DB_OPEN};
-
-    fn read(symbols: &[(&[u8], bool)]) -> Evidence {
-        Evidence::read(symbols.iter().copied())
-    }
+    use super::{Proof, Seen, StringAbi, OWN_IMPORTS};
 
     const CXX11_APPEND: &[u8] =
         b"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_appendEPKcm";
     const CXX98_APPEND: &[u8] = b"_ZNSs6appendEPKcm";
+    const CXX11_OPEN: &[u8] = b"_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_";
+    const LIBCXX_OPEN: &[u8] = b"_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt3__112basic_stringIcNS4_11char_traitsIcEENS4_9allocatorIcEEEEPPS0_";
+
+    fn imported(names: &[&[u8]]) -> Proof {
+        let mut seen = Seen::default();
+        names.iter().for_each(|name| seen.imports(name, true));
+        seen.proof()
+    }
+
+    fn defined(names: &[&[u8]]) -> Proof {
+        let mut seen = Seen::default();
+        names.iter().for_each(|name| seen.defines(name));
+        seen.proof()
+    }
 
     #[test]
     fn imported_string_members_tell_the_abi() {
-        assert_eq!(read(&[(CXX11_APPEND, false)]).abi(), Some(StringAbi::Cxx11));
+        assert_eq!(imported(&[CXX11_APPEND]), Proof::Proven(StringAbi::Cxx11));
         assert_eq!(
-            read(&[(b"_ZNKSs4findEcm", false)]).abi(),
-            Some(StringAbi::Cxx98)
+            imported(&[b"_ZNKSs4findEcm"]),
+            Proof::Proven(StringAbi::Cxx98)
         );
-        assert_eq!(read(&[(CXX98_APPEND, false)]).abi(), Some(StringAbi::Cxx98));
-        // Both, or none: unproven.
+        assert_eq!(imported(&[CXX98_APPEND]), Proof::Proven(StringAbi::Cxx98));
+        assert_eq!(imported(&[CXX11_APPEND, CXX98_APPEND]), Proof::Nothing);
+        assert_eq!(imported(&[b"malloc"]), Proof::Nothing);
         assert_eq!(
-            read(&[(CXX11_APPEND, false), (CXX98_APPEND, false)]).abi(),
-            None
+            imported(&[
+                b"_ZNSt3__112basic_stringIcNS_11char_traitsIcEENS_9allocatorIcEEE6appendEPKcm"
+            ]),
+            Proof::LibCxx
         );
-        assert_eq!(read(&[(b"malloc", false)]).abi(), None);
-        // Defined members are libstdc++'s own, not evidence of a user.
-        assert_eq!(read(&[(CXX98_APPEND, true)]).abi(), None);
     }
 
     #[test]
-    fn only_whole_names_count() {
-        // A LevelDB function whose name holds `PSs` (leveldb::LogGPSsample) is no
-        // old string; nor is another class of the new ABI.
-        let names: [(&[u8], bool); 3] = [
-            (b"_ZN7leveldb12LogGPSsampleEv", true),
-            (
-                b"_ZTVNSt7__cxx1115basic_stringbufIcSt11char_traitsIcESaIcEEE",
-                false,
-            ),
-            (b"_ZNSbIwSt11char_traitsIwESaIwEE6appendEPKwm", false),
-        ];
-        assert_eq!(read(&names).abi(), None);
-    }
-
-    #[test]
-    fn leveldb_shows_in_its_definitions() {
-        let cxx98 = read(&[(DB_OPEN[1].to_bytes(), true)]);
+    fn a_leveldb_spells_its_string_in_its_functions() {
+        assert_eq!(defined(&[CXX11_OPEN]), Proof::Proven(StringAbi::Cxx11));
         assert_eq!(
-            (cxx98.abi(), cxx98.holds_leveldb),
-            (Some(StringAbi::Cxx98), true)
+            defined(&[b"_ZN7leveldb9DestroyDBERKSsRKNS_7OptionsE"]),
+            Proof::Proven(StringAbi::Cxx98)
         );
-        let c_api = read(&[(b"leveldb_open", true), (CXX11_APPEND, false)]);
+        assert_eq!(defined(&[LIBCXX_OPEN]), Proof::LibCxx);
+        // A name holding `PSs` is no old string; another class of the new ABI is no
+        // string member.
+        assert_eq!(defined(&[b"_ZN7leveldb12LogGPSsampleEv"]), Proof::Nothing);
         assert_eq!(
-            (c_api.abi(), c_api.holds_leveldb),
-            (Some(StringAbi::Cxx11), true)
+            imported(&[b"_ZTVNSt7__cxx1115basic_stringbufIcSt11char_traitsIcESaIcEEE"]),
+            Proof::Nothing
         );
-        // Code using LevelDB imports these names: it is not LevelDB.
-        assert!(!read(&[(b"leveldb_open", false), (DB_OPEN[0].to_bytes(), false)]).holds_leveldb);
+        // libstdc++'s own definitions are no LevelDB's.
+        assert_eq!(defined(&[CXX98_APPEND]), Proof::Nothing);
     }
 
     #[test]
-    fn an_object_without_dynamic_symbols_may_hide_leveldb() {
-        let static_program = read(&[]);
-        assert!(static_program.shows_nothing && static_program.may_hold_unproven_leveldb());
-        assert!(!read(&[(b"malloc", false)]).may_hold_unproven_leveldb());
-        assert!(
-            !read(&[(b"leveldb_open", true), (CXX11_APPEND, false)]).may_hold_unproven_leveldb()
-        );
-        assert!(read(&[(b"leveldb_open", true)]).may_hold_unproven_leveldb());
-    }
-
-    #[test]
-    fn evidence_is_remembered_as_a_byte() {
-        for byte in 0..16 {
-            assert_eq!(Evidence::from_byte(byte).to_byte(), byte);
-        }
+    fn this_librarys_own_imports_count_only_in_other_code() {
+        let mut here = Seen::default();
+        here.imports(OWN_IMPORTS[0], true);
+        assert_eq!(here.proof(), Proof::Nothing);
+        let mut elsewhere = Seen::default();
+        elsewhere.imports(OWN_IMPORTS[0], false);
+        assert!(matches!(elsewhere.proof(), Proof::Proven(_)));
     }
 }

@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
-use super::super::dropin::{self, leveldb_bloom_string_append_t};
+use super::super::dropin::{self, leveldb_bloom_string_append_t, Creator};
 use super::super::registry::policy_of;
 use super::super::{c_text, guard, leveldb_filterpolicy_t, simd};
 use bloom::{BloomFilterPolicy, Format};
@@ -24,10 +24,15 @@ use bloom::{BloomFilterPolicy, Format};
 /// wrong). Release the policy with `leveldb_filterpolicy_destroy`, after every
 /// database using it is closed.
 #[no_mangle]
+#[cfg_attr(caller_asm, unsafe(naked))]
 pub extern "C" fn leveldb_filterpolicy_create_bloom(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
-    new_policy(bits_per_key, Format::Current)
+    loader::with_caller!(c_api_policy, 1, bits_per_key)
+}
+
+extern "C" fn c_api_policy(bits_per_key: c_int, caller: usize) -> *mut leveldb_filterpolicy_t {
+    new_policy(bits_per_key, Format::Current, Creator::CApi, caller)
 }
 
 /// Creates a policy of the legacy filter format, `"leveldb.BuiltinBloomFilter"`, the
@@ -47,10 +52,15 @@ pub extern "C" fn leveldb_filterpolicy_create_bloom(
 /// function here accepts it, with the legacy semantics; release it with
 /// `leveldb_filterpolicy_destroy` or `leveldb_bloom_policy_destroy`.
 #[no_mangle]
+#[cfg_attr(caller_asm, unsafe(naked))]
 pub extern "C" fn leveldb_bloom_legacy_policy_create(
     bits_per_key: c_int,
 ) -> *mut leveldb_filterpolicy_t {
-    new_policy(bits_per_key, Format::Legacy)
+    loader::with_caller!(own_legacy_policy, 1, bits_per_key)
+}
+
+extern "C" fn own_legacy_policy(bits_per_key: c_int, caller: usize) -> *mut leveldb_filterpolicy_t {
+    new_policy(bits_per_key, Format::Legacy, Creator::Own, caller)
 }
 
 /// Creates a policy, exactly as `leveldb_filterpolicy_create_bloom`, under a name
@@ -59,8 +69,13 @@ pub extern "C" fn leveldb_bloom_legacy_policy_create(
 /// too (a program's `leveldb_filterpolicy_destroy` may be LevelDB's, which releases
 /// it as well).
 #[no_mangle]
+#[cfg_attr(caller_asm, unsafe(naked))]
 pub extern "C" fn leveldb_bloom_policy_create(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t {
-    new_policy(bits_per_key, Format::Current)
+    loader::with_caller!(own_policy, 1, bits_per_key)
+}
+
+extern "C" fn own_policy(bits_per_key: c_int, caller: usize) -> *mut leveldb_filterpolicy_t {
+    new_policy(bits_per_key, Format::Current, Creator::Own, caller)
 }
 
 /// Creates a policy, as `leveldb_bloom_policy_create`, for a C++ program that gives it
@@ -112,10 +127,17 @@ pub unsafe extern "C" fn leveldb_bloom_cxx_legacy_policy_create(
     })
 }
 
-/// The entry points that make a policy whose `CreateFilter` detects its caller's
-/// `std::string` ABI: [`dropin::new_policy`].
-fn new_policy(bits_per_key: c_int, format: Format) -> *mut leveldb_filterpolicy_t {
-    new_policy_with(bits_per_key, format, dropin::new_policy)
+/// The entry points whose policy's `CreateFilter` appends to the string of the
+/// LevelDB their caller (the code at `caller`) binds to: [`dropin::new_policy`].
+fn new_policy(
+    bits_per_key: c_int,
+    format: Format,
+    creator: Creator,
+    caller: usize,
+) -> *mut leveldb_filterpolicy_t {
+    new_policy_with(bits_per_key, format, |bloom| {
+        dropin::new_policy(bloom, creator, caller)
+    })
 }
 
 /// Every entry point that makes a policy: one panic boundary around `make`, given the
@@ -130,6 +152,24 @@ fn new_policy_with(
         u32::try_from(bits_per_key).map_or(ptr::null_mut(), |bits_per_key| {
             make(BloomFilterPolicy::with_format(bits_per_key, format))
         })
+    })
+}
+
+/// Creates a policy, as `leveldb_bloom_policy_create`, for the LevelDB whose code
+/// lies at `leveldb_code` (any address in it: one of its functions), for a library
+/// that hands databases a policy they were opened without
+/// (`libleveldb_bloom_default_bits.so`): this library's object where that LevelDB's
+/// exported names show one of libstdc++'s two `std::string` ABIs, else that
+/// LevelDB's own bloom policy (its own `NewBloomFilterPolicy`), else NULL. Programs
+/// use the other creators. Release it with `leveldb_filterpolicy_destroy` (or C++
+/// `delete`), after every database using it is closed.
+#[no_mangle]
+pub extern "C" fn leveldb_bloom_policy_create_for(
+    bits_per_key: c_int,
+    leveldb_code: *const c_void,
+) -> *mut leveldb_filterpolicy_t {
+    new_policy_with(bits_per_key, Format::Current, |bloom| {
+        dropin::new_policy_for(bloom, leveldb_code as usize)
     })
 }
 
@@ -198,17 +238,20 @@ pub extern "C" fn leveldb_bloom_simd_level() -> *const c_char {
 }
 
 /// LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)`, which LevelDB's own
-/// `leveldb_filterpolicy_create_bloom` also calls through the dynamic linker: an
-/// object of this library's own with LevelDB's `FilterPolicy` ABI (`delete` frees
-/// it), whose `CreateFilter` appends to strings of the `std::string` ABI its caller,
-/// LevelDB, proves (see `src/dropin/string_abi.rs`). NULL when memory runs out, or
-/// for a negative `bits_per_key` (undefined in LevelDB); see `docs/swap.md` for a
-/// LevelDB that proves no ABI.
+/// `leveldb_filterpolicy_create_bloom` also calls through the dynamic linker: what
+/// the LevelDB its caller binds to would return, as this library's object whenever
+/// it can write that LevelDB's `std::string` (see `docs/swap.md`). NULL when memory
+/// runs out, or for a negative `bits_per_key` (undefined in LevelDB).
 ///
 /// cbindgen:ignore
 #[unsafe(export_name = "_ZN7leveldb20NewBloomFilterPolicyEi")]
+#[cfg_attr(caller_asm, unsafe(naked))]
 pub extern "C" fn leveldb_bloom_cxx_new_bloom_filter_policy(bits_per_key: c_int) -> *const c_void {
-    new_policy(bits_per_key, Format::Current)
+    loader::with_caller!(cxx_api_policy, 1, bits_per_key)
+}
+
+extern "C" fn cxx_api_policy(bits_per_key: c_int, caller: usize) -> *const c_void {
+    new_policy(bits_per_key, Format::Current, Creator::CxxApi, caller)
         .cast_const()
         .cast()
 }

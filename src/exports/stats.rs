@@ -125,3 +125,18 @@ pub unsafe extern "C" fn leveldb_bloom_stats(out: *mut leveldb_bloom_stats_t) ->
 pub extern "C" fn leveldb_bloom_stats_reset() {
     guard(|| (), stats::reset)
 }
+
+/// Counts a database opened with no filter policy while `LEVELDB_BLOOM_DEFAULT_BITS`
+/// was `bits_per_key`, and whether it was given (`given` non-zero) that library's
+/// policy: for `libleveldb_bloom_default_bits.so`, which sees the opens, so that the
+/// statistics summary can say so. Programs have no use for it.
+#[no_mangle]
+pub extern "C" fn leveldb_bloom_stats_record_default_open(bits_per_key: c_int, given: c_int) {
+    guard(
+        || (),
+        || {
+            let bits = u32::try_from(bits_per_key).unwrap_or(0);
+            stats::record_open_without_policy(bits, given != 0)
+        },
+    );
+}

@@ -1,8 +1,8 @@
 //! The shared library's ABI: it exports exactly the functions declared in the
 //! committed header plus LevelDB's C++ `leveldb::NewBloomFilterPolicy(int)` (the
-//! swap) and, for `LEVELDB_BLOOM_DEFAULT_BITS`, LevelDB's open functions and their
-//! two entry points into the library, nothing else (no Rust symbols), and carries
-//! the versioned soname.
+//! swap), nothing else (no LevelDB function but the policy's, no Rust symbols), and
+//! carries the versioned soname; the default-bits object exports LevelDB's open
+//! functions and its version, nothing else.
 
 use crate::common;
 
@@ -12,16 +12,13 @@ use std::process::Command;
 /// The one export the header cannot declare: LevelDB's C++ factory, mangled.
 const CXX_NEW_BLOOM_FILTER_POLICY: &str = "_ZN7leveldb20NewBloomFilterPolicyEi";
 
-/// LevelDB's open functions, which `LEVELDB_BLOOM_DEFAULT_BITS` needs to see
-/// (`src/default_bits/open.cc`; `DB::Open` on x86-64 only), and the two functions of
-/// the library they call, in no header: present when the linker could export them
-/// (build.rs), which rust-lld, rustc's default, can.
-const OPEN_FUNCTIONS: [&str; 5] = [
+/// What `libleveldb_bloom_default_bits.so` exports: LevelDB's open functions
+/// (`DB::Open` on x86-64 only) and its version.
+const DEFAULT_BITS_EXPORTS: [&str; 4] = [
     "leveldb_open",
     "_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_",
     "_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_",
-    "leveldb_bloom_default_bits_open_c",
-    "leveldb_bloom_default_bits_open_cxx",
+    "leveldb_bloom_default_bits_version",
 ];
 
 /// Function names declared in the committed header: every `name(` that begins a
@@ -53,10 +50,9 @@ fn header_functions() -> BTreeSet<String> {
     names
 }
 
-/// Defined dynamic symbols of the shared library, as `nm -D --defined-only` lists them.
-fn exported_symbols() -> BTreeSet<String> {
-    let lib = common::lib_path();
-    let output = common::run(Command::new("nm").args(["-D", "--defined-only"]).arg(&lib));
+/// Defined dynamic symbols of `lib`, as `nm -D --defined-only` lists them.
+fn exported_symbols(lib: &std::path::Path) -> BTreeSet<String> {
+    let output = common::run(Command::new("nm").args(["-D", "--defined-only"]).arg(lib));
     output
         .lines()
         .filter_map(|line| line.split_whitespace().nth(2))
@@ -72,14 +68,23 @@ fn exports_exactly_the_documented_api() {
         "the header parser found too little: {documented:?}"
     );
     documented.insert(CXX_NEW_BLOOM_FILTER_POLICY.to_string());
-    documented.extend(OPEN_FUNCTIONS.map(String::from));
-    let exported = exported_symbols();
+    let exported = exported_symbols(&common::lib_path());
     let undocumented: Vec<_> = exported.difference(&documented).collect();
     let missing: Vec<_> = documented.difference(&exported).collect();
     assert!(
         undocumented.is_empty() && missing.is_empty(),
         "exported but not in the header: {undocumented:?}\nin the header but not exported: {missing:?}"
     );
+}
+
+#[test]
+fn default_bits_object_exports_only_the_open_functions() {
+    let expected: BTreeSet<String> = DEFAULT_BITS_EXPORTS
+        .iter()
+        .filter(|name| cfg!(target_arch = "x86_64") || !name.starts_with("_ZN"))
+        .map(|name| name.to_string())
+        .collect();
+    assert_eq!(exported_symbols(&common::default_bits_path()), expected);
 }
 
 #[test]

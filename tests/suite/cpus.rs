@@ -16,6 +16,8 @@
 //!   `tests/reach/build-leveldb`): swapped, stock's tables, every key right;
 //! - a plugin linked to LevelDB opened `RTLD_LOCAL`: swapped, and
 //!   `leveldb_bloom_swap_status()` 3 where no trampoline shows the caller (s390x);
+//! - `as_needed.cc` built with the old ABI, linked with this library alone (no
+//!   LevelDB loaded): its own imports decide its policy's string;
 //! - the format core's unit tests and its property tests (with fewer cases), run
 //!   by cargo under qemu (all but one exhaustive arithmetic check: see `core_tests`).
 //!
@@ -347,62 +349,83 @@ fn plugin_swap_status(cpu: Cpu) {
     assert!(shown.contains("read: 2000 present, 2000 absent"), "{shown}");
 }
 
-#[test]
-fn aarch64_plugin_swap_status() {
-    plugin_swap_status(AARCH64);
+/// The C++ program that links only this library and calls
+/// `leveldb::NewBloomFilterPolicy` itself (`c_tests/as_needed.cc`), built with
+/// libstdc++'s old `std::string` ABI for the CPU: no LevelDB is loaded, so the
+/// program's own imports (old-ABI string members) decide, once, when the policy is
+/// made; its filter is the host's stock program's, and nothing aborts.
+fn old_abi_program_without_leveldb(cpu: Cpu) {
+    if !cpu.available("an old-ABI program without LevelDB") {
+        return;
+    }
+    let dir = cpu.library().parent().unwrap().display().to_string();
+    let exe = cpu.build(
+        "as_needed_old_abi",
+        Lang::Cxx11,
+        "c_tests/as_needed.cc",
+        &[
+            "-D_GLIBCXX_USE_CXX11_ABI=0",
+            &format!("-L{dir}"),
+            &format!("-Wl,-rpath,{dir}"),
+            "-lleveldb_bloom",
+            "-ldl",
+        ],
+    );
+    let imports = run(Command::new(format!("{}-nm", cpu.multiarch))
+        .arg("-D")
+        .arg(&exe));
+    assert!(
+        imports.contains("U _ZNSs"),
+        "no old-ABI string import: {imports}"
+    );
+    let shown = run(&mut cpu.emulate(&exe, false));
+    assert_report("as_needed", &shown);
+    let host = once("as_needed_host_stock", || {
+        Program::new(
+            "as_needed_host_stock",
+            Lang::Cxx11,
+            &["c_tests/as_needed.cc"],
+        )
+        .arg("-lleveldb")
+        .arg("-ldl")
+        .build()
+    });
+    let stock = run(&mut common::command(host));
+    let filter = |shown: &str| {
+        shown
+            .lines()
+            .find(|l| l.starts_with("filter:"))
+            .map(str::to_owned)
+    };
+    assert!(
+        filter(&shown).is_some() && filter(&shown) == filter(&stock),
+        "{shown}"
+    );
 }
 
-#[test]
-fn s390x_plugin_swap_status() {
-    plugin_swap_status(S390X);
+/// Each check above, once per CPU: `aarch64_…` and `s390x_…`.
+macro_rules! on_each_cpu {
+    ($($check:ident: $aarch64:ident, $s390x:ident;)*) => {$(
+        #[test]
+        fn $aarch64() {
+            $check(AARCH64);
+        }
+
+        #[test]
+        fn $s390x() {
+            $check(S390X);
+        }
+    )*};
 }
 
-#[test]
-fn aarch64_reference_test() {
-    reference_test(AARCH64);
-}
-
-#[test]
-fn s390x_reference_test() {
-    reference_test(S390X);
-}
-
-#[test]
-fn aarch64_c_program_swapped_by_preload() {
-    c_program_swapped(AARCH64);
-}
-
-#[test]
-fn s390x_c_program_swapped_by_preload() {
-    c_program_swapped(S390X);
-}
-
-#[test]
-fn aarch64_cxx_program_swapped_by_preload() {
-    cxx_program_swapped(AARCH64);
-}
-
-#[test]
-fn s390x_cxx_program_swapped_by_preload() {
-    cxx_program_swapped(S390X);
-}
-
-#[test]
-fn aarch64_old_abi_cxx_program_swapped_by_preload() {
-    old_abi_cxx_program_swapped(AARCH64);
-}
-
-#[test]
-fn s390x_old_abi_cxx_program_swapped_by_preload() {
-    old_abi_cxx_program_swapped(S390X);
-}
-
-#[test]
-fn aarch64_core_tests() {
-    core_tests(AARCH64);
-}
-
-#[test]
-fn s390x_core_tests() {
-    core_tests(S390X);
+on_each_cpu! {
+    plugin_swap_status: aarch64_plugin_swap_status, s390x_plugin_swap_status;
+    reference_test: aarch64_reference_test, s390x_reference_test;
+    c_program_swapped: aarch64_c_program_swapped_by_preload, s390x_c_program_swapped_by_preload;
+    cxx_program_swapped: aarch64_cxx_program_swapped_by_preload, s390x_cxx_program_swapped_by_preload;
+    old_abi_cxx_program_swapped:
+        aarch64_old_abi_cxx_program_swapped_by_preload, s390x_old_abi_cxx_program_swapped_by_preload;
+    old_abi_program_without_leveldb:
+        aarch64_old_abi_program_without_leveldb, s390x_old_abi_program_without_leveldb;
+    core_tests: aarch64_core_tests, s390x_core_tests;
 }

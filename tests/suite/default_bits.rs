@@ -7,7 +7,8 @@
 //! `NewBloomFilterPolicy(N)`, byte for byte (every session ends with a full
 //! compaction); without the variable, the tables stock writes with no policy; a
 //! program with its own policy keeps it. The statistics prove this library's
-//! policy built the filters and that the open was seen.
+//! policy built the filters and that the open was seen. The default-bits object
+//! (`libleveldb_bloom_default_bits.so`) is preloaded beside the library.
 
 use crate::common;
 
@@ -45,8 +46,8 @@ fn said_once(output: &Output) -> String {
     said[0].to_string()
 }
 
-/// How a program runs: stock, or with this library preloaded and its statistics
-/// in `stats`, with the variable at `bits` if any.
+/// How a program runs: stock, or with this library and the default-bits object
+/// preloaded and its statistics in `stats`, with the variable at `bits` if any.
 enum Run<'a> {
     Stock,
     Swapped {
@@ -58,13 +59,22 @@ enum Run<'a> {
 fn run(mut command: Command, how: Run) -> Output {
     if let Run::Swapped { stats, bits } = how {
         command
-            .env("LD_PRELOAD", lib_path())
+            .env("LD_PRELOAD", preload_both())
             .env("LEVELDB_BLOOM_STATS", stats.path());
         if let Some(bits) = bits {
             command.env(VARIABLE, bits);
         }
     }
     common::succeed(&mut command)
+}
+
+/// `LD_PRELOAD` of this library and the default-bits object.
+pub fn preload_both() -> String {
+    format!(
+        "{} {}",
+        lib_path().display(),
+        common::default_bits_path().display()
+    )
 }
 
 /// What a swapped run with the variable at 10 must show: the open seen and given the
@@ -331,8 +341,8 @@ fn a_leveldb_without_its_c_api_runs_as_stock_saying_so() {
 
 /// A setuid-root program ignores the variable, as every variable of this library: a
 /// bad value, which a plain run reports on stderr, goes unread. The default-options
-/// C program linked with this library (the loader ignores `LD_PRELOAD` paths in a
-/// setuid program), copied where `nobody` may run it, run as `nobody`.
+/// C program linked with the default-bits object (the loader ignores `LD_PRELOAD`
+/// paths in a setuid program), copied where `nobody` may run it, run as `nobody`.
 #[test]
 fn a_setuid_program_ignores_the_variable() {
     use std::os::unix::fs::PermissionsExt;
@@ -348,7 +358,10 @@ fn a_setuid_program_ignores_the_variable() {
             Lang::C99,
             &["c_tests/dropin_c.c"],
         )
-        .link_bloom()
+        .arg(format!("-L{}", common::lib_dir().display()))
+        .arg(format!("-Wl,-rpath,{}", common::lib_dir().display()))
+        .arg("-Wl,--no-as-needed")
+        .arg("-l:libleveldb_bloom_default_bits.so")
         .arg("-lleveldb")
         .arg("-DDROPIN_BITS_PER_KEY=0")
         .build()
@@ -361,7 +374,8 @@ fn a_setuid_program_ignores_the_variable() {
     // nobody may not enter the checkout (a clone in a 0700 directory): the plain run
     // finds a copy of the library here; the setuid one, which ignores
     // LD_LIBRARY_PATH, through its rpath, as root.
-    std::fs::copy(common::lib_path(), scratch.dir().join(common::SONAME)).unwrap();
+    let object = "libleveldb_bloom_default_bits.so";
+    std::fs::copy(common::default_bits_path(), scratch.dir().join(object)).unwrap();
     let said = |db: &str| {
         let output = common::command("setpriv")
             .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])

@@ -1,5 +1,6 @@
 //! The `std::string` ABI is proven, never guessed (src/dropin/string_abi.rs), and any
-//! caller survives, as an attacker ran each case (issue 44): every program below
+//! caller survives, as an attacker ran each case (issue 44; issue 55's in
+//! decided_once.rs): every program below
 //! works with stock LevelDB, and with this library it exits as stock does, prints
 //! what stock prints, reads every key right and writes stock's tables byte for
 //! byte, while this library's statistics show it built the filters.
@@ -10,136 +11,20 @@
 //!   tail-calls `leveldb::NewBloomFilterPolicy` (checked to be a jump);
 //! - a new-ABI program exporting `leveldb::LogGPSsample()` (`PSs` in its name);
 //! - callers whose dynamic sections are crafted: `DT_STRSZ` beyond the mapping,
-//!   linked above where they load (a negative load offset), a read-only `PT_DYNAMIC`;
-//! - a constructor joining a worker that makes a policy while `dlopen` holds the
-//!   loader lock, under a timeout;
-//! - a LevelDB that proves no ABI gets NULL, said once on stderr; `CreateFilter`
-//!   called by code that proves none never writes the string (SIGABRT, said).
+//!   linked above where they load (a negative load offset), a read-only `PT_DYNAMIC`.
 //!
 //! Valgrind runs the old-ABI plugin and the tail-call case on a small database.
 
 use crate::common;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
+use common::as_stock::{dropin_plugin, host, hosted, prove_as_stock, run, text, under_valgrind};
 use common::source_leveldb::old_abi_leveldb;
 use common::stats::StatsFile;
-use common::{lib_path, once, succeed, Lang, Program, Scratch};
-
-/// Keys each drop-in run writes: several tables.
-const KEYS: &str = "50000";
-/// Fewer under valgrind.
-const VALGRIND_KEYS: &str = "2000";
-
-fn host() -> PathBuf {
-    once("main_host", || {
-        Program::new("main_host", Lang::C99, &["c_tests/main_host.c"])
-            .arg("-ldl")
-            .build()
-    })
-}
-
-/// `c_tests/dropin_c.c` as a plugin (`plugin_main`) named `name`, with `flags`.
-fn dropin_plugin(name: &str, flags: &[String]) -> PathBuf {
-    once(name, || {
-        flags
-            .iter()
-            .fold(
-                Program::new(name, Lang::C99, &["c_tests/dropin_c.c"])
-                    .arg("-shared")
-                    .arg("-fPIC")
-                    .arg("-Dmain=plugin_main"),
-                |program, flag| program.arg(flag.as_str()),
-            )
-            .build()
-    })
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs `command`, with this library preloaded and counting into `stats` when
-/// given, under a timeout; panics unless it exits 0.
-fn run(command: Command, stats: Option<&StatsFile>) -> Output {
-    let mut timed = common::command("timeout");
-    timed
-        .arg("300")
-        .arg(command.get_program())
-        .args(command.get_args());
-    for (key, value) in command.get_envs() {
-        match value {
-            Some(value) => timed.env(key, value),
-            None => timed.env_remove(key),
-        };
-    }
-    if let Some(stats) = stats {
-        timed
-            .env("LD_PRELOAD", lib_path())
-            .env("LEVELDB_BLOOM_STATS", stats.path());
-    }
-    succeed(&mut timed)
-}
-
-/// What a run printed, but its swap status (stock's is "absent").
-fn shown_but_status(output: &Output) -> String {
-    text(&output.stdout)
-        .lines()
-        .filter(|line| !line.starts_with("swap status: "))
-        .map(|line| format!("{line}\n"))
-        .collect()
-}
-
-/// The drop-in workload (`command(mode, dir, keys)` runs it) stock and swapped:
-/// the same output and tables, every key right, this library's filters built and
-/// queried, its swap status `status`.
-fn prove_as_stock(command: impl Fn(&str, &Scratch, &str) -> Command, report: &str, status: &str) {
-    let (stock_db, swapped_db) = (Scratch::new(), Scratch::new());
-    let stock = run(command("write", &stock_db, KEYS), None);
-    let stats = StatsFile::new();
-    let swapped = run(command("write", &swapped_db, KEYS), Some(&stats));
-    common::harness::assert_report(report, &text(&swapped.stdout));
-    assert_eq!(shown_but_status(&stock), shown_but_status(&swapped));
-    let shown = text(&swapped.stdout);
-    assert!(
-        shown.contains(&format!("swap status: {status}\n")),
-        "{shown}"
-    );
-    stats.summary().assert_built();
-    assert!(
-        common::tables_with_filters(&stock_db) == common::tables_with_filters(&swapped_db),
-        "tables differ from stock"
-    );
-    let stats = StatsFile::new();
-    let read = text(&run(command("read", &stock_db, KEYS), Some(&stats)).stdout);
-    assert!(read.contains(", 0 wrong"), "{read}");
-    stats.summary().assert_rejected(50_000);
-}
-
-/// `exe ARGS...` under valgrind with this library preloaded, on a small database:
-/// no memory error, no definite or indirect leak.
-fn under_valgrind(exe: &Path, args: &[&str], report: &str) {
-    let small = Scratch::new();
-    for mode in ["write", "read"] {
-        let mut command = common::valgrind_failing_on(exe, "definite,indirect");
-        command
-            .args(args)
-            .args([mode, small.path(), VALGRIND_KEYS])
-            .env("LD_PRELOAD", lib_path());
-        common::harness::assert_report(report, &common::run(&mut command));
-    }
-}
-
-fn hosted(plugin: &Path) -> impl Fn(&str, &Scratch, &str) -> Command + '_ {
-    move |mode, dir, keys| {
-        let mut command = common::command(host());
-        command.arg(plugin).args([mode, dir.path(), keys]);
-        command
-    }
-}
+use common::{lib_path, once, Lang, Program, Scratch};
 
 /// The drop-in plugin on the old-ABI LevelDB.
 fn old_abi_plugin() -> PathBuf {
@@ -398,87 +283,4 @@ fn caller_with_a_read_only_dynamic_section() {
         "load offset {offset:#x}"
     );
     prove_as_stock(hosted, "dropin_c", "3");
-}
-
-/// A plugin whose constructor joins a worker making a policy: as stock, it returns.
-#[test]
-fn constructor_joining_a_worker_that_makes_a_policy() {
-    let plugin = once("string_abi_ctor_join.so", || {
-        Program::new(
-            "string_abi_ctor_join.so",
-            Lang::C99,
-            &["c_tests/ctor_join.c"],
-        )
-        .arg("-shared")
-        .arg("-fPIC")
-        .arg("-lleveldb")
-        .arg("-lpthread")
-        .build()
-    });
-    let command = || {
-        let mut command = common::command(host());
-        command.arg(&plugin);
-        command
-    };
-    let stock = run(command(), None);
-    let swapped = run(command(), Some(&StatsFile::new()));
-    assert_eq!(
-        text(&stock.stdout),
-        "policy made by a constructor's worker: yes\n"
-    );
-    assert_eq!(text(&swapped.stdout), text(&stock.stdout));
-}
-
-/// A LevelDB that proves no ABI: its policies are NULL, said once on stderr.
-#[test]
-fn leveldb_without_proof_gets_no_policy_of_ours() {
-    let plugin = once("string_abi_unproven.so", || {
-        Program::new(
-            "string_abi_unproven.so",
-            Lang::C99,
-            &["c_tests/unproven_leveldb.c"],
-        )
-        .arg("-shared")
-        .arg("-fPIC")
-        .build()
-    });
-    let mut command = common::command(host());
-    command.arg(&plugin);
-    let output = run(command, Some(&StatsFile::new()));
-    assert_eq!(text(&output.stdout), "policies: NULL, NULL\n");
-    let said = text(&output.stderr);
-    assert_eq!(
-        said.matches("shows no single std::string ABI").count(),
-        1,
-        "{said}"
-    );
-    assert!(
-        said.contains("string_abi_unproven.so") && said.contains("NULL"),
-        "{said}"
-    );
-}
-
-/// `CreateFilter` called by code that proves no ABI (a C program calling the
-/// policy's vtable itself), with a read-only page as the string: the process ends
-/// with SIGABRT, said on stderr, and the page is never written (that would be
-/// SIGSEGV).
-#[test]
-fn create_filter_from_unproven_code_never_writes() {
-    let exe = once("string_abi_unproven_caller", || {
-        Program::new(
-            "string_abi_unproven_caller",
-            Lang::C99,
-            &["c_tests/unproven_caller.c"],
-        )
-        .link_bloom()
-        .build()
-    });
-    let output = common::command(&exe).output().unwrap();
-    assert_eq!(output.status.signal(), Some(libc::SIGABRT), "{output:?}");
-    assert_eq!(text(&output.stdout), "");
-    let said = text(&output.stderr);
-    assert!(
-        said.contains("no single std::string ABI: aborting"),
-        "{said}"
-    );
 }

@@ -5,6 +5,7 @@
 //! `libleveldb_bloom.so`, and run; a harness passes when it exits 0 and reports `NAME: N checks, 0 failed`
 //! ([`harness`], the shared runner).
 
+pub mod as_stock;
 pub mod harness;
 mod program;
 pub mod source_leveldb;
@@ -48,6 +49,17 @@ pub fn lib_dir() -> &'static Path {
 
 pub fn lib_path() -> PathBuf {
     lib_dir().join("libleveldb_bloom.so")
+}
+
+/// `libleveldb_bloom_default_bits.so` of the release build, beside the library.
+pub fn default_bits_path() -> PathBuf {
+    let path = lib_dir().join("libleveldb_bloom_default_bits.so");
+    assert!(
+        path.exists(),
+        "{} was not built: run `cargo build --release --workspace`",
+        path.display()
+    );
+    path
 }
 
 pub fn repo() -> &'static Path {

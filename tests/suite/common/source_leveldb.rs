@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use super::{cache_dir, lib_dir, once, repo, run};
 
-/// The build directory of `variant` ("vendored" or "old-abi"), built or brought up
+/// The build directory of `variant` ("vendored", "old-abi" or "libcxx"), built or brought up
 /// to date once per test run; its source is the sibling `src`.
 pub fn leveldb(variant: &str) -> PathBuf {
     build(variant, None)

@@ -20,11 +20,7 @@
 
 use std::ops::ControlFlow;
 
-use super::objects::{
-    each_object, word, Object, DF_SYMBOLIC, DT_FLAGS, DT_JMPREL, DT_PLTREL, DT_PLTRELSZ, DT_REL,
-    DT_RELA, DT_RELASZ, DT_RELSZ, DT_SYMBOLIC, WORD,
-};
-use super::symbols::{dynamic_symbols, symbol_index};
+use loader::{each_object, Object};
 
 /// What LevelDB's bloom policy, built in, leaves in an object's read-only data: its
 /// `Name()`, and the name of LevelDB's internal-key comparator (db/dbformat.cc), which
@@ -160,11 +156,13 @@ pub(crate) fn leveldb_loaded() -> bool {
         .any(|object| object.holds_policy || object.opens_databases)
 }
 
-/// What each loaded object but this library shows, in the loader's order.
+/// What each loaded object but this library and its copies (under any name: they
+/// hold the marks as constants) shows, in the loader's order.
 fn loaded_objects() -> Vec<Shown> {
     let mut objects = Vec::new();
-    each_object(|object, _| {
-        if !object.holds(self_bound as *const () as usize) {
+    each_object(|object| {
+        let copy = object.lookup(b"leveldb_bloom_version").is_some();
+        if !copy && !object.holds(self_bound as *const () as usize) {
             objects.push(shown(object));
         }
         ControlFlow::Continue(())
@@ -180,32 +178,12 @@ fn shown(object: &Object) -> Shown {
             .read_only_segments()
             .any(|segment| memchr::memmem::find(segment, mark).is_some())
     });
-    let (mut has_new_policy, mut opens_databases) = (false, false);
-    for symbol in dynamic_symbols(object) {
-        has_new_policy |= symbol.name == NEW_POLICY;
+    let (mut exports_new_policy, mut opens_databases) = (false, false);
+    for symbol in object.symbols() {
+        exports_new_policy |= symbol.name == NEW_POLICY;
         opens_databases |= OPENS_DATABASES.contains(&symbol.name);
     }
-    let dynamic: Vec<(i64, usize)> = object.dynamic().collect();
-    let value = |tag: i64| dynamic.iter().find(|&&(t, _)| t == tag).map(|&(_, v)| v);
-    let symbolic = value(DT_SYMBOLIC).is_some()
-        || value(DT_FLAGS).is_some_and(|flags| flags & DF_SYMBOLIC != 0);
-    let relocates_new_policy = has_new_policy
-        && symbol_index(object, NEW_POLICY).is_some_and(|index| {
-            let plt_is_rela = value(DT_PLTREL) == Some(DT_RELA as usize);
-            [
-                (DT_RELA, DT_RELASZ, true),
-                (DT_REL, DT_RELSZ, false),
-                (DT_JMPREL, DT_PLTRELSZ, plt_is_rela),
-            ]
-            .into_iter()
-            .any(|(table, size, rela)| {
-                let (Some(table), Some(size)) = (value(table), value(size)) else {
-                    return false;
-                };
-                let bytes = object.bytes(table).unwrap_or_default();
-                relocated_symbols(&bytes[..bytes.len().min(size)], rela).any(|i| i == index)
-            })
-        });
+    let relocates_new_policy = exports_new_policy && object.references(NEW_POLICY);
     let path = if is_program {
         std::fs::read_link("/proc/self/exe").map_or_else(
             |_| "the program".to_string(),
@@ -218,24 +196,9 @@ fn shown(object: &Object) -> Shown {
         path,
         holds_policy,
         opens_databases,
-        exports_new_policy: has_new_policy,
+        exports_new_policy,
         relocates_new_policy,
-        symbolic,
+        symbolic: object.is_symbolic(),
         is_program,
     }
-}
-
-/// The symbol index of each relocation in `table`: `Rela` entries (`rela`: offset,
-/// info, addend) or `Rel` ones (offset, info), a word each.
-fn relocated_symbols(table: &[u8], rela: bool) -> impl Iterator<Item = usize> + '_ {
-    let entry = if rela { 3 * WORD } else { 2 * WORD };
-    table.chunks_exact(entry).map(|entry| {
-        let info = word(entry, WORD);
-        // ELF64_R_SYM / ELF32_R_SYM.
-        if cfg!(target_pointer_width = "64") {
-            info >> 32
-        } else {
-            info >> 8
-        }
-    })
 }
