@@ -20,6 +20,7 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("Draw a table's filters on a page:", "leveldb-bloom show /var/lib/app/db/000005.ldb -o filters.html"),
             ("Give a closed database LevelDB's filters, without rewriting its data:", "leveldb-bloom refilter /var/lib/app/db --bits-per-key 10"),
             ("Will LD_PRELOAD swap a program's LevelDB?", "leveldb-bloom reach ./app"),
+            ("Run a program with the library swapped in, its filter statistics on stderr:", "leveldb-bloom run --stats -- python3 app.py"),
         ],
     ),
     (
@@ -52,6 +53,15 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("Will LD_PRELOAD swap this Python extension's LevelDB?", "leveldb-bloom reach /usr/lib/python3/dist-packages/plyvel/_plyvel.cpython-311-x86_64-linux-gnu.so"),
             ("A program and the LevelDB it loads, as JSON:", "leveldb-bloom reach --json ./app /usr/lib/x86_64-linux-gnu/libleveldb.so.1d"),
             ("In a script: 3 means some LevelDB cannot be swapped by LD_PRELOAD:", "leveldb-bloom reach ./app || echo \"take the route shown\""),
+        ],
+    ),
+    (
+        "run",
+        &[
+            ("A Python program with the swap, one line of filter statistics at exit:", "leveldb-bloom run --stats=stderr -- python3 app.py"),
+            ("Filters at 10 bits per key for databases opened with no policy, counts to a file:", "leveldb-bloom run --default-bits 10 --stats=/tmp/bloom-stats -- node app.js"),
+            ("The swap for every later command of this shell:", "eval \"$(leveldb-bloom run --print-env --stats)\""),
+            ("Lines for a systemd unit's [Service] section:", "leveldb-bloom run --print-env=systemd --stats=/var/log/app-bloom-stats >> app.service.d/swap.conf"),
         ],
     ),
     (

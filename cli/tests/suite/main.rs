@@ -18,4 +18,5 @@ mod reader_needs;
 mod refilter;
 mod refilter_attacks;
 mod refilter_kinds;
+mod run;
 mod show;

@@ -52,6 +52,7 @@ fn every_page_has_examples_that_parse_see_also_and_value_names() {
             "leveldb-bloom-explain",
             "leveldb-bloom-reach",
             "leveldb-bloom-refilter",
+            "leveldb-bloom-run",
             "leveldb-bloom-show"
         ]
     );
