@@ -3,7 +3,6 @@ program with it: ``leveldb-bloom run -- python app.py`` (or ``python -m leveldb_
 run -- ...``). The library and the default-bits object are files of this package."""
 import os
 import shutil
-import sys
 import sysconfig
 
 __all__ = ["library_path", "default_bits_path", "tool_path"]
@@ -35,5 +34,5 @@ def tool_path():
         return scripts
     found = shutil.which("leveldb-bloom")
     if found is None:
-        sys.exit("leveldb-bloom: the leveldb-bloom executable is not installed with this package")
+        raise FileNotFoundError("the leveldb-bloom executable is not installed with this package")
     return found

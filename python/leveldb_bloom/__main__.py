@@ -8,7 +8,10 @@ from leveldb_bloom import tool_path
 
 
 def main():
-    tool = tool_path()
+    try:
+        tool = tool_path()
+    except FileNotFoundError as error:
+        sys.exit(f"leveldb-bloom: {error}")
     os.execv(tool, [tool] + sys.argv[1:])
 
 

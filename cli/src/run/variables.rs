@@ -3,6 +3,7 @@
 //! variables; written out for `eval` in a shell or for a systemd unit.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
@@ -22,14 +23,24 @@ pub struct Swap {
 
 impl Swap {
     /// The variables to set, `LD_PRELOAD` first: the objects, then `inherited` (the
-    /// user's own preloads, kept after them). A stats file is made absolute, so that
+    /// user's own preloads, kept after them, separated by spaces). A stats file is made absolute, so that
     /// an `eval`ed shell that changes directory still writes where it was asked.
     pub fn variables(&self, inherited: Option<&OsStr>) -> Result<Vec<(&'static str, OsString)>> {
         let mut entries = vec![preloadable(&self.library)?];
         if let Some((object, _)) = &self.default_bits {
             entries.push(preloadable(object)?);
         }
-        entries.extend(inherited.filter(|value| !value.is_empty()));
+        // The user's own, after them; a copy of these objects already there (a shell
+        // that eval'ed --print-env before) is not named twice.
+        let ours = entries.clone();
+        let kept = inherited.map(OsStr::as_bytes).unwrap_or_default();
+        entries.extend(
+            kept.split(|&b| b == b' ' || b == b':')
+                .filter(|entry| {
+                    !entry.is_empty() && !ours.iter().any(|own| own.as_bytes() == *entry)
+                })
+                .map(OsStr::from_bytes),
+        );
         let mut preload = OsString::new();
         for (i, entry) in entries.into_iter().enumerate() {
             if i > 0 {
@@ -138,6 +149,13 @@ mod tests {
         );
         assert_eq!(
             variables[0].1,
+            "/usr/lib/libleveldb_bloom.so.0 /usr/lib/libleveldb_bloom_default_bits.so libm.so.6"
+        );
+        let again = swap()
+            .variables(Some(OsStr::new("/usr/lib/libleveldb_bloom.so.0:libm.so.6")))
+            .unwrap();
+        assert_eq!(
+            again[0].1,
             "/usr/lib/libleveldb_bloom.so.0 /usr/lib/libleveldb_bloom_default_bits.so libm.so.6"
         );
         let alone = Swap {

@@ -28,4 +28,5 @@ if (result.signal) {
   }
   process.kill(process.pid, result.signal);
 }
-process.exit(result.status);
+// A signal this process ignores (it was ignored when node started) ends it as a failure.
+process.exit(result.status === null ? 1 : result.status);
