@@ -76,7 +76,7 @@ test: deps
 	# cdylib), and are themselves built without its link-time optimisation (Cargo.toml).
 	$(CARGO) build --release --workspace
 	# The wheels and npm packages, which cli/tests/suite/wheel.rs and npm_package.rs install.
-	$(MAKE) --no-print-directory dist
+	DIST_OR_SKIP=1 $(MAKE) --no-print-directory dist
 	$(CARGO) test --profile release-tests --all-features --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
 	$(MAKE) --no-print-directory test-deb
