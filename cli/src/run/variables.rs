@@ -23,8 +23,9 @@ pub struct Swap {
 
 impl Swap {
     /// The variables to set, `LD_PRELOAD` first: the objects, then `inherited` (the
-    /// user's own preloads, kept after them, separated by spaces). A stats file is made absolute, so that
-    /// an `eval`ed shell that changes directory still writes where it was asked.
+    /// user's own preloads, kept after them, separated by spaces). A stats file is made
+    /// absolute, so that an `eval`ed shell that changes directory still writes where it
+    /// was asked.
     pub fn variables(&self, inherited: Option<&OsStr>) -> Result<Vec<(&'static str, OsString)>> {
         let mut entries = vec![preloadable(&self.library)?];
         if let Some((object, _)) = &self.default_bits {
