@@ -6,7 +6,7 @@ LIBDIR  := target/release
 LIB     := $(LIBDIR)/libleveldb_bloom.so
 CSTRICT := -Wall -Wextra -Werror -pedantic
 
-.PHONY: all build header deps demo demo-deps test check clippy-cpus test-deb bench fuzz clean install uninstall plot deb
+.PHONY: all build header deps demo demo-deps test check clippy-cpus test-deb bench fuzz clean install uninstall plot deb dist
 
 all: build
 
@@ -75,6 +75,8 @@ test: deps
 	# The C library first: the tests load the release build (cargo test does not build a
 	# cdylib), and are themselves built without its link-time optimisation (Cargo.toml).
 	$(CARGO) build --release --workspace
+	# The wheels and npm packages, which cli/tests/suite/wheel.rs and npm_package.rs install.
+	DIST_OR_SKIP=1 $(MAKE) --no-print-directory dist
 	$(CARGO) test --profile release-tests --all-features --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --all-features --workspace
 	$(MAKE) --no-print-directory test-deb
@@ -209,6 +211,14 @@ install:
 	$(TOOL) completion bash > $(DESTDIR)$(bashcompdir)/leveldb-bloom
 	$(TOOL) completion zsh > $(DESTDIR)$(zshcompdir)/_leveldb-bloom
 	$(TOOL) completion fish > $(DESTDIR)$(fishcompdir)/leveldb-bloom.fish
+
+# The Python wheels (`leveldb-bloom`, manylinux_2_24) and npm packages (`leveldb-bloom` and
+# its per-platform packages), one per CPU (x86-64, AArch64), into target/dist, the version
+# cli/Cargo.toml's: scripts/build-dist, with maturin and zig from PyPI (installed into
+# target/dist-tools by scripts/ensure-dist-tools) and Debian's AArch64 cross compiler
+# (make deps). See docs/install.md.
+dist:
+	scripts/build-dist
 
 # Debian packages, split as Debian splits libraries: libleveldb-bloom0 (the shared
 # library), libleveldb-bloom-dev (headers, static library, pkg-config and CMake files),

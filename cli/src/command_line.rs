@@ -1,8 +1,10 @@
 //! The command line's definition: what `main` parses, and what the man pages and
 //! shell completions are generated from, so that they cannot drift from `--help`.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 
 /// `leveldb-bloom`: its options and subcommand.
@@ -181,6 +183,93 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Runs a command with libleveldb_bloom swapped in: the library installed beside
+    /// this tool, preloaded for that command alone.
+    ///
+    /// Finds libleveldb_bloom.so.0 where this tool's install route put it, relative to
+    /// the tool's own path (a moved install finds its own): beside it, in ../lib,
+    /// ../lib/<multiarch> or ../lib64 (make install, the Debian package, the npm
+    /// package), or in ../lib/python3.*/site-packages/leveldb_bloom (the wheel). Puts
+    /// it in front of LD_PRELOAD (what was there stays), sets the variables asked for,
+    /// and replaces itself with COMMAND: the exit status and signals are the
+    /// command's. When `reach` would say the swap cannot reach COMMAND's LevelDB, says
+    /// so once first. With --print-env, prints the variables instead, for a shell or
+    /// a systemd unit. Exit status: the command's; 1 when the library (or, with
+    /// --default-bits, its default-bits object) is not installed beside the tool; 2
+    /// on a usage error; 126 when COMMAND cannot be run, 127 when it is not found.
+    #[command(after_help = "Example:\n  leveldb-bloom run --stats=stderr -- python3 app.py")]
+    Run(RunArgs),
+}
+
+/// How `run --print-env` prints the variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EnvFormat {
+    /// `export NAME='value'` lines, for `eval` in a POSIX shell (the LD_PRELOAD this
+    /// shell has is kept in the value).
+    Sh,
+    /// `Environment="NAME=value"` lines for a unit's [Service] section (a service's
+    /// LD_PRELOAD is its own: only the library's).
+    Systemd,
+}
+
+impl EnvFormat {
+    /// Whether the printed LD_PRELOAD keeps the one this tool was started with.
+    pub fn keeps_ld_preload(self) -> bool {
+        self == Self::Sh
+    }
+}
+
+/// `run`'s arguments.
+#[derive(Args)]
+pub struct RunArgs {
+    /// Also preload libleveldb_bloom_default_bits.so, beside the library, with
+    /// LEVELDB_BLOOM_DEFAULT_BITS=N: databases opened with no filter policy get
+    /// LevelDB's bloom filter at N bits per key, 1 to 100.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=100),
+        value_hint = ValueHint::Other
+    )]
+    pub default_bits: Option<u32>,
+    /// Count the filter queries and write one summary line at exit
+    /// (LEVELDB_BLOOM_STATS): to stderr (`--stats` alone), or appended to the file
+    /// DEST (`--stats=DEST`, made absolute here).
+    #[arg(
+        long,
+        value_name = "DEST",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "stderr",
+        value_hint = ValueHint::FilePath
+    )]
+    pub stats: Option<OsString>,
+    /// The SIMD level the library hashes with (LEVELDB_BLOOM_SIMD); by default the
+    /// best this CPU has.
+    #[arg(long, value_name = "LEVEL", value_parser = PossibleValuesParser::new(leveldb_bloom::SIMD_LEVELS))]
+    pub simd: Option<String>,
+    /// Print the variables instead of running a command: `--print-env` (or
+    /// `=sh`) as export lines for `eval`, `--print-env=systemd` as Environment= lines.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "sh",
+        value_enum,
+        conflicts_with = "command"
+    )]
+    pub print_env: Option<EnvFormat>,
+    /// The command and its arguments (after `--` when an argument starts with `-`).
+    #[arg(
+        value_name = "COMMAND",
+        num_args = 1..,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "print_env",
+        value_hint = ValueHint::CommandWithArguments
+    )]
+    pub command: Vec<OsString>,
 }
 
 /// `show`'s arguments.

@@ -1,7 +1,8 @@
 //! How a run ends: its exit status, and the one place a failed run's error is
 //! printed ([`report_failure`], called by `main` only). 0 is success; 1 a failure, or
 //! findings (keys missed, tables unreadable: [`Failures`]); 2 a usage error, whose
-//! error is a [`UsageError`] (or clap's own, which says its status).
+//! error is a [`UsageError`] (or clap's own, which says its status); 126 or 127 a
+//! command `run` could not start ([`NotStarted`]).
 
 use std::fmt;
 use std::process::ExitCode;
@@ -23,6 +24,19 @@ impl fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// A command `run` could not start: its exit status, as a shell's (126 found but not
+/// runnable, 127 not found), and why.
+#[derive(Debug)]
+pub struct NotStarted(pub u8, pub String);
+
+impl fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.1)
+    }
+}
+
+impl std::error::Error for NotStarted {}
 
 /// A run that went to its end (its report written) but failed on some of its
 /// inputs (a table unreadable, a file not ELF, a refilter that changed nothing):
@@ -62,6 +76,8 @@ pub fn status_of(error: &anyhow::Error) -> u8 {
         u8::try_from(parse_error.exit_code()).unwrap_or(2)
     } else if error.is::<UsageError>() {
         2
+    } else if let Some(NotStarted(status, _)) = error.downcast_ref() {
+        *status
     } else {
         1
     }
@@ -97,6 +113,10 @@ mod tests {
         let io = std::io::Error::from(std::io::ErrorKind::NotFound);
         assert_eq!(status_of(&io.into()), 1);
         assert_eq!(status_of(&Failures(vec!["a.ldb: bad".into()]).into()), 1);
+        assert_eq!(
+            status_of(&NotStarted(127, "app: not found".into()).into()),
+            127
+        );
     }
 
     #[test]

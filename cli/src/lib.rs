@@ -20,6 +20,9 @@
 //!   ([`refilter::dry_run`]);
 //! - `reach FILE...`: whether `LD_PRELOAD` reaches the LevelDB of programs and
 //!   libraries ([`reach`], [`reach::command`]);
+//! - `run -- COMMAND`: the command run with the library installed beside the tool
+//!   preloaded, or `--print-env` ([`run`]: [`run::locate`], [`run::variables`],
+//!   [`run::command`]);
 //! - `completion SHELL` and `man-pages DIR`: the shell completions and man pages
 //!   ([`docs`], [`docs::man`]).
 //!
@@ -41,4 +44,5 @@ pub mod lock;
 pub mod output;
 pub mod reach;
 pub mod refilter;
+pub mod run;
 pub mod show;

@@ -12,7 +12,8 @@
 //! `leveldb-bloom show` writes a page that draws a table's (or a playground's)
 //! filters bit by bit. `leveldb-bloom refilter` gives a closed database new filters.
 //! `leveldb-bloom reach FILE...` tells whether `LD_PRELOAD` reaches the LevelDB in
-//! programs and libraries.
+//! programs and libraries. `leveldb-bloom run -- COMMAND` runs a command with the
+//! library installed beside the tool preloaded.
 //!
 //! This file only parses the command line and dispatches; each subcommand is a
 //! module of the library, and a failed run's error is printed in one place
@@ -29,6 +30,7 @@ use leveldb_bloom_cli::exit;
 use leveldb_bloom_cli::explain::command as explain_command;
 use leveldb_bloom_cli::reach::command as reach_command;
 use leveldb_bloom_cli::refilter::command as refilter_command;
+use leveldb_bloom_cli::run::command as run_command;
 use leveldb_bloom_cli::show::command as show_command;
 
 fn main() -> ExitCode {
@@ -71,6 +73,7 @@ fn run() -> anyhow::Result<ExitCode> {
             json,
         } => refilter_command::run(&path, &bits_per_key, policy, dry_run, json),
         Command::Reach { files, json } => reach_command::run(&files, json),
+        Command::Run(args) => run_command::run(&args),
     }
 }
 

@@ -25,6 +25,17 @@ fn prefix_install_links_with_pkg_config_and_uninstalls() {
     make(&["install", &prefix_arg]);
 
     assert_layout(&prefix);
+    // The installed tool's `run` finds the library installed beside it.
+    let printed = common::run(
+        Command::new(prefix.join("bin/leveldb-bloom"))
+            .args(["run", "--print-env"])
+            .env_remove("LD_PRELOAD"),
+    );
+    let library = prefix.join("lib").join(common::SONAME);
+    assert_eq!(
+        printed,
+        format!("export LD_PRELOAD='{}'\n", library.display())
+    );
     // Installed without debug information (the build keeps it).
     let sections = common::run(
         Command::new("readelf")

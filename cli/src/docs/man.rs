@@ -1,6 +1,6 @@
 //! The man pages: clap_mangen's rendering of the clap definition that `--help` shows,
-//! with a synopsis that names every option's value (`[--filter <N>]`; clap_mangen's
-//! own shows `[--filter]`), and EXAMPLES and SEE ALSO sections.
+//! with a synopsis that names every option's value (`[--filter <N>]`, `[--stats[=<DEST>]]`;
+//! clap_mangen's own shows `[--filter]`), and EXAMPLES and SEE ALSO sections.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -20,6 +20,7 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("Draw a table's filters on a page:", "leveldb-bloom show /var/lib/app/db/000005.ldb -o filters.html"),
             ("Give a closed database LevelDB's filters, without rewriting its data:", "leveldb-bloom refilter /var/lib/app/db --bits-per-key 10"),
             ("Will LD_PRELOAD swap a program's LevelDB?", "leveldb-bloom reach ./app"),
+            ("Run a program with the library swapped in, its filter statistics on stderr:", "leveldb-bloom run --stats -- python3 app.py"),
         ],
     ),
     (
@@ -55,6 +56,15 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "run",
+        &[
+            ("A Python program with the swap, one line of filter statistics at exit:", "leveldb-bloom run --stats=stderr -- python3 app.py"),
+            ("Filters at 10 bits per key for databases opened with no policy, counts to a file:", "leveldb-bloom run --default-bits 10 --stats=/tmp/bloom-stats -- node app.js"),
+            ("The swap for every later command of this shell:", "eval \"$(leveldb-bloom run --print-env --stats)\""),
+            ("Lines for a systemd unit's [Service] section:", "leveldb-bloom run --print-env=systemd --stats=/var/log/app-bloom-stats >> app.service.d/swap.conf"),
+        ],
+    ),
+    (
         "show",
         &[
             ("The filter LevelDB consults for a key, asked about it:", "leveldb-bloom show db/000005.ldb --key user:1042 -o filter.html"),
@@ -78,7 +88,11 @@ pub fn write_man_pages(dir: &Path) -> io::Result<()> {
         .collect();
     let names: Vec<String> = pages.iter().map(|(sub, _)| page_name(sub)).collect();
     for (sub, command) in pages {
-        let command = command.clone().override_usage(synopsis(&command));
+        // The --help example is the page's EXAMPLES section.
+        let command = command
+            .clone()
+            .override_usage(synopsis(&command))
+            .after_help(None::<&str>);
         let mut page = Vec::new();
         clap_mangen::Man::new(command).render(&mut page)?;
         let mut page = String::from_utf8_lossy(&page).into_owned();
@@ -120,9 +134,12 @@ fn synopsis(command: &Command) -> String {
             .get_value_names()
             .and_then(|names| names.first())
             .map(|name| name.to_string());
-        let word = match (takes_value, value) {
-            (true, Some(name)) => format!("{flag} <{name}>"),
-            (true, None) => format!("{flag} <{}>", arg.get_id().as_str().to_uppercase()),
+        let name = value.unwrap_or_else(|| arg.get_id().as_str().to_uppercase());
+        // An optional value must be joined with `=` (`--stats[=<DEST>]`).
+        let optional = arg.get_num_args().is_some_and(|n| n.min_values() == 0);
+        let word = match (takes_value, arg.is_require_equals_set() && optional) {
+            (true, true) => format!("{flag}[=<{name}>]"),
+            (true, false) => format!("{flag} <{name}>"),
             (false, _) => flag,
         };
         words.push(if arg.is_required_set() {

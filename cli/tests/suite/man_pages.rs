@@ -52,6 +52,7 @@ fn every_page_has_examples_that_parse_see_also_and_value_names() {
             "leveldb-bloom-explain",
             "leveldb-bloom-reach",
             "leveldb-bloom-refilter",
+            "leveldb-bloom-run",
             "leveldb-bloom-show"
         ]
     );
@@ -96,7 +97,11 @@ fn every_page_has_examples_that_parse_see_also_and_value_names() {
         let synopsis = section(page, "SYNOPSIS").replace("\\-", "-");
         for arg in sub.get_arguments().filter(|arg| arg.get_long().is_some()) {
             let long = arg.get_long().unwrap();
+            let optional = arg.get_num_args().is_some_and(|n| n.min_values() == 0);
             let shown = match arg.get_value_names() {
+                Some(values) if optional && arg.is_require_equals_set() => {
+                    format!("--{long}[=<{}>]", values[0])
+                }
                 Some(values) if arg.get_num_args().is_some_and(|n| n.takes_values()) => {
                     format!("--{long} <{}>", values[0])
                 }

@@ -5,6 +5,7 @@
 
 pub mod bounded;
 pub mod craft;
+pub mod dist;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
