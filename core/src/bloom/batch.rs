@@ -12,6 +12,10 @@ use crate::simd::{self, SimdLevel};
 /// Keys hashed per round.
 const GROUP: usize = 64;
 
+/// At most this many keys are added to a filter one after another, unhashed in
+/// groups (see `add_keys`).
+const SCALAR_KEYS: usize = GROUP;
+
 /// A batch's keys: as slices, and hashed a group at a time.
 pub(crate) trait BatchKeys<'k> {
     /// The keys in order.
@@ -155,6 +159,19 @@ where
     // The keys may be owned values: each group is held here while it is hashed.
     let mut keys = keys.into_iter().fuse();
     let bit_count = BitCount::new(array.len());
+    // A filter of at most a group of keys (LevelDB's, one per 2 KiB of a table, holds
+    // a few dozen): each key hashed and added as it comes. Filling a group's arrays
+    // would cost more than the vectors' hashing saves there.
+    if keys.size_hint().1.is_some_and(|most| most <= SCALAR_KEYS) {
+        for key in keys {
+            let h = crate::hash::bloom_hash(key.as_ref());
+            match bit_count {
+                BitCount::Small(bits) => set_all(array, h, num_probes, bits),
+                BitCount::Huge(bits) => set_all(array, h, num_probes, bits),
+            }
+        }
+        return;
+    }
     loop {
         let group: [Option<I::Item>; GROUP] = std::array::from_fn(|_| keys.next());
         let slices = group
