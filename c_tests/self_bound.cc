@@ -3,11 +3,21 @@
 // its internal comparator's), defines leveldb::NewBloomFilterPolicy(int) and calls
 // it. Linked as tests/suite/self_bound.rs says (-Bsymbolic, -Bsymbolic-functions, hidden
 // visibility, into a program), the call binds inside the object or through the
-// dynamic linker; nothing here is LevelDB's code.
+// dynamic linker; nothing here is LevelDB's code. It spells its std::string in an
+// exported LevelDB function's name (DestroyDB), as LevelDB does, so that a swap
+// reaching its call can write its strings (src/dropin/decide.rs).
 #include <cstdio>
+#include <string>
 
 namespace leveldb {
 class FilterPolicy;
+struct Options;
+
+// Never called: its name carries the string type.
+int DestroyDB(const std::string& name, const Options& options) {
+  (void)options;
+  return static_cast<int>(name.size());
+}
 
 // Not LevelDB's policy: only its name and address matter to the tests.
 const FilterPolicy* NewBloomFilterPolicy(int bits_per_key) {

@@ -10,14 +10,16 @@
 //!
 //! Layers that import one way: [`exports`] (every exported function, each one panic
 //! boundary, [`guard`], which turns raw arguments into checked values with [`args`])
-//! → [`dropin`] (the policy object's virtual functions, which do the same) → [`ops`]
+//! → [`dropin`] (the policy object's virtual functions, which do the same; the
+//! `std::string` a policy appends to, decided when it is made, from the loaded
+//! objects as the crate `loader` reads them) → [`ops`]
 //! (the policy operations on checked values, which catch nothing) → the format core,
 //! [`registry`] (which pointers are policies) and [`stats`] (what the operations
 //! asked the core, counted: the core counts nothing). Every bad input gets a
 //! documented, fail-safe result. [`c_text`] holds the C strings made from the core's
 //! text; [`fork`] keeps the locks of [`fork_lock`] free across every `fork()`;
 //! [`stats_report`] is `LEVELDB_BLOOM_STATS`, which also names the loaded LevelDBs
-//! the swap cannot reach ([`dropin::self_bound`]); [`simd`] is `LEVELDB_BLOOM_SIMD`,
+//! the swap cannot reach ([`self_bound`]); [`simd`] is `LEVELDB_BLOOM_SIMD`,
 //! the level the core is told to hash keys with; [`environment`] reads the
 //! variables. This library interposes no LevelDB function but the policy creators:
 //! default bits (`LEVELDB_BLOOM_DEFAULT_BITS`) are `libleveldb_bloom_default_bits.so`'s

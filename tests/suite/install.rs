@@ -154,6 +154,10 @@ fn assert_layout(root: &Path) {
             Entry::Link(common::SONAME.to_string()),
         ),
         ("lib/libleveldb_bloom.a".to_string(), Entry::File),
+        (
+            "lib/libleveldb_bloom_default_bits.so".to_string(),
+            Entry::File,
+        ),
         ("bin/leveldb-bloom".to_string(), Entry::File),
         (
             "lib/cmake/leveldb_bloom/leveldb_bloomConfig.cmake".to_string(),

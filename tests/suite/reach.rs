@@ -237,7 +237,7 @@ fn a_fully_static_program_without_abi_evidence_gets_no_policy_and_works() {
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(
-            stderr.matches("no filter policy (NULL)").count(),
+            stderr.matches("NULL (no filter policy").count(),
             1,
             "{stderr}"
         );
