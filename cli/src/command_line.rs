@@ -188,7 +188,7 @@ pub enum Command {
     ///
     /// Finds libleveldb_bloom.so.0 where this tool's install route put it, relative to
     /// the tool's own path (a moved install finds its own): beside it, in ../lib,
-    /// ../lib/<multiarch> or ../lib64 (make install, the Debian package, the npm
+    /// ../lib/MULTIARCH or ../lib64 (make install, the Debian package, the npm
     /// package), or in ../lib/python3.*/site-packages/leveldb_bloom (the wheel). Puts
     /// it in front of LD_PRELOAD (what was there stays), sets the variables asked for,
     /// and replaces itself with COMMAND: the exit status and signals are the
@@ -207,7 +207,7 @@ pub enum EnvFormat {
     /// `export NAME='value'` lines, for `eval` in a POSIX shell (the LD_PRELOAD this
     /// shell has is kept in the value).
     Sh,
-    /// `Environment="NAME=value"` lines for a unit's [Service] section (a service's
+    /// `Environment="NAME=value"` lines for a unit's Service section (a service's
     /// LD_PRELOAD is its own: only the library's).
     Systemd,
 }

@@ -8,7 +8,7 @@
 //!   (its hash table, [`Object::lookup`]) or listed ([`Object::symbols`]);
 //! - [`with_object_at`] and [`each_object`]: the object holding an address, and
 //!   all of them in load order, without a lock a forked child could find held
-//!   ([`walk`]);
+//!   (see `walk.rs`);
 //! - [`bind`]: the definition a reference from a given object binds to, by ld.so's
 //!   rule, leaving out the objects the caller names (an interposer and its copies).
 //!

@@ -11,7 +11,7 @@ pub fn say(line: &str) {
 }
 
 /// Writes `bytes` (shorter than `PIPE_BUF`) to `fd` without blocking for more than
-/// [`WAIT_FOR_ROOM_MS`] and without SIGPIPE.
+/// `WAIT_FOR_ROOM_MS` and without SIGPIPE.
 pub fn write_unblocked(fd: c_int, bytes: &[u8]) -> io::Result<usize> {
     match ready_to_write(fd) {
         true => write_without_sigpipe(fd, bytes),
