@@ -32,6 +32,25 @@ pub enum ReaderPolicy {
     None,
 }
 
+/// A program that reads a database's filters, named to `audit` with `--reader`: only
+/// the keys the named readers would miss then count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Reader {
+    /// LevelDB ≥ 1.18 (and this library, rusty-leveldb): `leveldb.BuiltinBloomFilter2`,
+    /// unsigned hash.
+    Leveldb,
+    /// goleveldb: `leveldb.BuiltinBloomFilter`, unsigned hash.
+    Goleveldb,
+    /// HyperLevelDB: `leveldb.BuiltinBloomFilter`, signed hash.
+    Hyperleveldb,
+    /// LevelDB before 1.18 on x86: `leveldb.BuiltinBloomFilter`, signed hash.
+    OldLeveldbX86,
+    /// LevelDB before 1.18 on ARM: `leveldb.BuiltinBloomFilter`, unsigned hash.
+    OldLeveldbArm,
+    /// RocksDB's block-based filter: `rocksdb.BuiltinBloomFilter`, signed hash.
+    Rocksdb,
+}
+
 /// The filter policy `refilter` writes new filters with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum WriterPolicy {
@@ -50,11 +69,16 @@ pub enum Command {
     /// Reads the live tables of each database directory (the current version, from
     /// CURRENT and its MANIFEST; without one, every *.ldb and *.sst file), or each
     /// table file given, read-only, a block at a time, and checks every filter
-    /// against the keys it covers. Errors are also printed on stderr. Exit status: 0
-    /// when no key is missed, every table was read and something was audited; 1
-    /// when a key is missed, a table or a database's CURRENT or MANIFEST could not be
-    /// read, a directory holds neither CURRENT nor a table file (nothing audited), or
-    /// the report could not be written (a full disk); 2 on a usage error.
+    /// against the keys it covers. A key counts as missed when any known reader of
+    /// its filter's name would miss it (goleveldb and HyperLevelDB read
+    /// leveldb.BuiltinBloomFilter with different hashes), unless --reader names the
+    /// programs that read the database. Errors are also printed on stderr. Exit
+    /// status: 0 when no key is missed and every table was read: tables were audited,
+    /// or a database's current version lists none yet (its last line then says there
+    /// was nothing to audit, not OK); 1 when a key is missed, a table or a database's
+    /// CURRENT or MANIFEST could not be read, a directory holds neither CURRENT nor a
+    /// table file (nothing audited), or the report could not be written (a full
+    /// disk); 2 on a usage error.
     Audit {
         /// Database directories or table files.
         #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
@@ -68,6 +92,10 @@ pub enum Command {
         /// List at most N missed keys per table (all are counted).
         #[arg(long, value_name = "N", default_value_t = 1000, value_hint = ValueHint::Other)]
         max_missed: usize,
+        /// The programs that read the database (repeat for several): only the keys
+        /// they would miss count. Default: every known reader of each filter's name.
+        #[arg(long, value_name = "NAME", value_enum)]
+        reader: Vec<Reader>,
     },
     /// Follows keys through a LevelDB database as a Get does: which tables it consults,
     /// what each filter answers, which blocks it reads, where the key is found.

@@ -107,7 +107,7 @@ pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
 
 /// The table's filters as a reader of `name` sees them, from the audit.
 fn current_cost(path: &Path, file: &std::fs::File, name: &str) -> leveldb_table::Result<TableCost> {
-    let report = audit(path.display().to_string(), file, 0, &|_| {})?;
+    let report = audit(path.display().to_string(), file, 0, &[], &|_| {})?;
     let mut cost = Cost::default();
     let consulted =
         report.filter_name.as_deref() == Some(name) && report.filter_block_ignored.is_none();
