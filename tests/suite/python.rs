@@ -252,3 +252,32 @@ fn python_plyvel_statistics_show_filters_never_queried() {
         "{summary}"
     );
 }
+
+/// Filters built, no read reaching a table (every Get answered from the memtable,
+/// as in a program's first run): the summary says only that, blaming no one.
+#[test]
+fn python_plyvel_statistics_of_reads_from_memory_blame_no_one() {
+    let db = Scratch::new();
+    let program = "import plyvel, sys\n\
+        db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10)\n\
+        for i in range(2000): db.put(b'key%d' % i, b'value')\n\
+        assert all(db.get(b'key%d' % i) == b'value' for i in range(2000))\n\
+        assert all(db.get(b'absent%d' % i) is None for i in range(2000))\n\
+        db.compact_range(); db.close()\n";
+    let summary = python_stats_summary(&["-c", program, db.path()]).text;
+    print!("{summary}");
+    assert!(
+        summary.contains(": 0 filter queries, 0 answered absent, "),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .trim_end()
+            .ends_with("; no read reached a table with this library's filters"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("ignored") && !summary.contains("(-"),
+        "{summary}"
+    );
+}
