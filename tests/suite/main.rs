@@ -25,6 +25,7 @@ mod python;
 mod reach;
 mod reach_source;
 mod readme;
+mod run_as_program;
 mod rusty_leveldb;
 mod self_bound;
 mod stats_destinations;
