@@ -190,17 +190,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Tells, without running them, whether LD_PRELOAD=libleveldb_bloom.so reaches the
-    /// LevelDB bloom policy of programs, extension modules and libraries.
+    /// Tells, without running them, whether LD_PRELOAD=libleveldb_bloom.so.0 reaches the
+    /// LevelDB bloom policy of programs, scripts, extension modules and libraries.
     ///
-    /// Reads each ELF file's dynamic symbols, relocations and flags: whether it calls
-    /// LevelDB's bloom functions through the dynamic linker (LD_PRELOAD reaches
-    /// them), or binds them inside itself (linked -Bsymbolic or -Bsymbolic-functions,
-    /// LevelDB linked statically, or held with hidden symbols), which std::string ABI
-    /// its LevelDB has, and the route that swaps it. Exit status: 0 when LD_PRELOAD
-    /// reaches every LevelDB bloom call in the files; 3 when some cannot be reached
-    /// (why and the route on stdout); 1 when a file could not be read or is not an
-    /// ELF file; 2 on a usage error.
+    /// Reads each ELF file's headers, dynamic symbols, relocations, DT_NEEDED and
+    /// flags, with bounded reads at their places: whether it calls LevelDB's bloom
+    /// functions through the dynamic linker (LD_PRELOAD reaches them), is linked with
+    /// libleveldb_bloom already, or binds them inside itself (linked -Bsymbolic or
+    /// -Bsymbolic-functions, LevelDB linked statically, or held with hidden symbols);
+    /// whether LEVELDB_BLOOM_DEFAULT_BITS reaches the databases it opens (a program
+    /// that sets no filter policy has none to swap); which std::string ABI its
+    /// LevelDB has; and the route that swaps it. A script is named as one and the
+    /// ELF program it runs is judged; a Python or Node interpreter is pointed at the
+    /// extension module to judge. Exit status: 0 when every file was read and judged
+    /// and LD_PRELOAD reaches every LevelDB bloom call in them; 3 when some cannot be
+    /// reached (why and the route on stdout); 1 when a file could not be read, is
+    /// neither an ELF file nor a script, or could not be judged (an interpreter, a
+    /// script whose program was not found); 2 on a usage error.
     Reach {
         /// Programs, extension modules (*.so) or shared libraries.
         #[arg(required = true, value_name = "FILE", value_hint = ValueHint::FilePath)]

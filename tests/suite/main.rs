@@ -24,6 +24,7 @@ mod plyvel_suite;
 mod python;
 mod reach;
 mod reach_source;
+mod reach_verdicts;
 mod readme;
 mod run_as_program;
 mod rusty_leveldb;
