@@ -169,8 +169,8 @@ pub enum Command {
         /// The database directory.
         #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
         path: PathBuf,
-        /// Bits per key of the new filters, 0 to 1000; required, except with --dry-run,
-        /// where it is a list to compare (default 6,10,16).
+        /// Bits per key of the new filters, 0 to 1000 (default 10, LevelDB's usual
+        /// choice); with --dry-run, a list to compare (default 6,10,16).
         #[arg(
             long,
             value_name = "N",

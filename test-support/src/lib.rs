@@ -1,6 +1,8 @@
 //! What the integration tests of every crate share, written once: scratch
-//! directories, where the release build is, and the SKIPPED line of a test that
-//! cannot run here (never a silent pass).
+//! directories, where the release build is, the SKIPPED line of a test that
+//! cannot run here (never a silent pass), and the docs' sample outputs ([`samples`]).
+
+pub mod samples;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -154,6 +154,16 @@ fn symbolic_functions_extension_is_named_at_exit_and_by_reach() {
     }
     // Nothing reached this library: LevelDB built its own filters.
     assert!(!said.contains("leveldb-bloom stats"), "{said}");
+    // docs/swap.md shows the line, the module's directory left out.
+    let dir = module.parent().unwrap().display().to_string();
+    let replace = [(dir.as_str(), "/…/leveldb")];
+    test_support::samples::assert_sample(
+        common::repo(),
+        "docs/swap.md",
+        "self-bound",
+        lines[0],
+        &replace,
+    );
 }
 
 #[test]

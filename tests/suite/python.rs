@@ -230,6 +230,34 @@ fn python_plyvel_filter_statistics_at_exit() {
     assert!(summary.queries >= 36_000, "{}", summary.text);
     summary.assert_rejected(19_000);
     assert_eq!(summary.filters_built, 0, "{}", summary.text);
+    let repo = common::repo();
+    test_support::samples::assert_sample(
+        repo,
+        "docs/statistics.md",
+        "plyvel-stats",
+        &summary.text,
+        &[],
+    );
+}
+
+/// plyvel's default options (no filter policy) without `LEVELDB_BLOOM_DEFAULT_BITS`:
+/// the summary says the database had no policy and what gives it one, as
+/// docs/statistics.md shows.
+#[test]
+fn python_plyvel_statistics_name_the_databases_opened_without_a_policy() {
+    let db = Scratch::new();
+    let program = "import plyvel, sys\n\
+        db = plyvel.DB(sys.argv[1], create_if_missing=True)\n\
+        db.put(b'key', b'value'); db.close()\n";
+    let summary = python_stats_summary(&["-c", program, db.path()]).text;
+    let repo = common::repo();
+    test_support::samples::assert_sample(
+        repo,
+        "docs/statistics.md",
+        "no-policy-note",
+        &summary,
+        &[],
+    );
 }
 
 /// A program whose tables carry no filters, read with the bloom policy set: the

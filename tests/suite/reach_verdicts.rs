@@ -220,3 +220,33 @@ fn minetest_and_librime_as_debian_ships_them() {
         }
     }
 }
+
+/// docs/tool.md's sample: Debian's LevelDB and plyvel's extension module, both
+/// reached, both opening databases the default bits reach.
+#[test]
+fn the_docs_sample_reach_is_what_it_prints() {
+    let leveldb = Path::new("/usr/lib/x86_64-linux-gnu/libleveldb.so.1d");
+    let plyvel = std::fs::read_dir("/usr/lib/python3/dist-packages/plyvel")
+        .expect("python3-plyvel (scripts/ensure-leveldb installs it)")
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().ends_with(".so"))
+        .expect("plyvel's extension module");
+    if !leveldb.exists() {
+        test_support::skipped(
+            "the reach sample",
+            &format!("{} is missing (not x86-64 Debian)", leveldb.display()),
+        );
+        return;
+    }
+    let (status, printed) = reach_text(&[leveldb, &plyvel]);
+    assert_eq!(status, 0, "{printed}");
+    let shown = "/usr/lib/python3/dist-packages/plyvel/_plyvel.cpython-311-x86_64-linux-gnu.so";
+    let replace = [(plyvel.to_str().unwrap(), shown)];
+    test_support::samples::assert_sample(
+        common::repo(),
+        "docs/tool.md",
+        "reach-debian",
+        &printed,
+        &replace,
+    );
+}

@@ -199,7 +199,7 @@ impl Report {
             let level = t.level.map_or(String::new(), |l| format!("L{l}  "));
             let _ = writeln!(
                 out,
-                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key ({:.1} true)  k={}  {} filter bytes  {}",
+                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key ({:.1} for the whole block)  k={}  {} filter bytes  {}",
                 t.file,
                 level,
                 t.dialect.name(),
