@@ -7,12 +7,16 @@
 
 use leveldb_table::db::manifest::Version;
 
+/// A table's user-key range, two keys (in the order a level's search needs), and
+/// its index.
+type Range = (Vec<u8>, Vec<u8>, usize);
+
 /// Counts, per live table, the database's keys inside its range.
 pub struct RangeCounter {
     /// Level-0 tables: (smallest, largest, index).
-    level0: Vec<(Vec<u8>, Vec<u8>, usize)>,
+    level0: Vec<Range>,
     /// Each deeper level's tables by largest key: (largest, smallest, index).
-    deeper: Vec<Vec<(Vec<u8>, Vec<u8>, usize)>>,
+    deeper: Vec<Vec<Range>>,
     /// Whether user keys are in bytewise order; otherwise ranges cannot be compared,
     /// and every level-0 table counts every key (the costliest case) while a deeper
     /// level counts each key for its own table.
