@@ -22,17 +22,6 @@ fn reach_json(files: &[&Path]) -> (i32, serde_json::Value) {
     (output.status.code().expect("an exit status"), report)
 }
 
-/// `reach FILES`: exit status and the text report.
-fn reach_text(files: &[&Path]) -> (i32, String) {
-    let output = common::command(common::tool())
-        .arg("reach")
-        .args(files)
-        .output()
-        .expect("the tool runs");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    (output.status.code().expect("an exit status"), text)
-}
-
 /// `c_tests/dropin_c.c` linked to Debian's shared LevelDB, with `-lleveldb_bloom`
 /// ahead of `-lleveldb` (`Some(true)`), after it (`Some(false)`), or not at all.
 fn dropin_c(bloom: Option<bool>) -> PathBuf {
@@ -81,7 +70,7 @@ fn a_script_is_named_and_the_program_it_runs_judged() {
     assert_eq!(files[1]["run_by"], wrapper.to_str().unwrap(), "{report}");
     assert_eq!(files[1]["verdict"], "calls-through-linker", "{report}");
     assert_eq!(report["reached_all"], true, "{report}");
-    let (_, text) = reach_text(&[&wrapper]);
+    let (_, text) = common::reach(&[&wrapper]);
     assert!(
         text.starts_with(&format!(
             "{}: a script (#!/bin/sh) that runs {}: judged next.\n",
@@ -102,13 +91,13 @@ fn a_file_not_read_or_not_judged_is_never_counted_as_reached() {
         assert_eq!(status, 1, "{report}");
         assert_eq!(report["reached_all"], false, "{report}");
         assert_eq!(report[list][0], file.to_str().unwrap(), "{report}");
-        let (_, text) = reach_text(&[file]);
+        let (_, text) = common::reach(&[file]);
         assert!(!text.contains("reaches every"), "{text}");
         assert!(text.ends_with("No file was judged: nothing is known of LD_PRELOAD's reach (above: what to judge).\n"), "{text}");
     }
     // Beside a file judged: what was not read is said, and the verdict is only
     // about the rest.
-    let (status, text) = reach_text(&[&missing, &dropin_c(None)]);
+    let (status, text) = common::reach(&[&missing, &dropin_c(None)]);
     assert_eq!(status, 1, "{text}");
     assert!(
         text.contains(&format!(
@@ -238,7 +227,7 @@ fn the_docs_sample_reach_is_what_it_prints() {
         );
         return;
     }
-    let (status, printed) = reach_text(&[leveldb, &plyvel]);
+    let (status, printed) = common::reach(&[leveldb, &plyvel]);
     assert_eq!(status, 0, "{printed}");
     let shown = "/usr/lib/python3/dist-packages/plyvel/_plyvel.cpython-311-x86_64-linux-gnu.so";
     let replace = [(plyvel.to_str().unwrap(), shown)];

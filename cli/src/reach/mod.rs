@@ -32,6 +32,9 @@ const C_NEW_POLICY: &str = "leveldb_filterpolicy_create_bloom";
 /// `std::string` ABI spells the rest its way): what `LEVELDB_BLOOM_DEFAULT_BITS`
 /// interposes.
 const C_OPEN: &str = "leveldb_open";
+/// The C API's setter, which tells the default bits where a LevelDB's `Options`
+/// keeps its filter policy.
+const C_SET_POLICY: &str = "leveldb_options_set_filter_policy";
 const OPEN_PREFIX: &str = "_ZN7leveldb2DB4Open";
 /// What LevelDB with its bloom policy leaves in a file's data: the policy's name and
 /// the internal-key comparator's (db/dbformat.cc), which a program merely naming the
@@ -112,10 +115,18 @@ pub fn judge(parts: &ElfParts) -> FileReach {
         Verdict::NoLevelDb
     };
     let open_relocated = relocates(&|r| r.starts_with(OPEN_PREFIX));
+    // The library learns where `Options` keeps the policy from that LevelDB's C API.
+    let c_api = defines(C_SET_POLICY);
     let default_bits = if verdict == Verdict::IsTheSwap {
         None
-    } else if imports_open || (exports_open && open_relocated && !parts.symbolic) {
+    } else if imports_open {
         Some(DefaultBits::Reaches)
+    } else if exports_open && open_relocated && !parts.symbolic {
+        Some(if c_api {
+            DefaultBits::Reaches
+        } else {
+            DefaultBits::NoCApi
+        })
     } else if exports_open || holds_leveldb {
         Some(DefaultBits::BoundInside)
     } else {

@@ -82,6 +82,20 @@ fn routes_preload_the_runtime_package_s_file() {
 }
 
 #[test]
+fn default_bits_need_the_c_api_of_a_leveldb_built_in() {
+    // classic-level's addon: LevelDB inside, DB::Open exported and relocated, no C API.
+    let mut addon = parts(&[(CXX11_OPEN, false)], &[], [true, true, false]);
+    addon.program = false;
+    addon.relocated.insert(CXX11_OPEN.to_string());
+    assert_eq!(judge(&addon).default_bits, Some(DefaultBits::NoCApi));
+    addon.symbols.push(DynSymbol {
+        name: C_SET_POLICY.into(),
+        import: false,
+    });
+    assert_eq!(judge(&addon).default_bits, Some(DefaultBits::Reaches));
+}
+
+#[test]
 fn a_static_program_is_sent_to_a_link_that_works_for_the_c_api_too() {
     let found = judge(&parts(&[], &[], [true, true, false]));
     assert_eq!(

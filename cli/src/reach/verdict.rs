@@ -171,6 +171,9 @@ pub enum DefaultBits {
     Reaches,
     /// Its LevelDB binds its opens inside itself: the variable cannot reach them.
     BoundInside,
+    /// Its opens are reached, but its LevelDB has no C API, from which the library
+    /// learns where `Options` keeps the policy (Node's classic-level): none is given.
+    NoCApi,
 }
 
 impl DefaultBits {
@@ -185,6 +188,10 @@ impl DefaultBits {
             Self::BoundInside => "LEVELDB_BLOOM_DEFAULT_BITS cannot reach the databases it \
                  opens (its LevelDB binds its opens inside itself): one opened with no filter \
                  policy keeps none; set a policy in the program"
+                .into(),
+            Self::NoCApi => "LEVELDB_BLOOM_DEFAULT_BITS reaches its opens but gives no \
+                 policy: its LevelDB has no C API (leveldb_options_set_filter_policy), from \
+                 which the library learns where Options keeps it; set a policy in the program"
                 .into(),
         }
     }

@@ -81,7 +81,7 @@ pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
     let version = live_version(dir)?;
     let name = policies[0].name();
     let bytewise = (version.comparator.as_deref()).is_none_or(|c| c == BYTEWISE.as_bytes());
-    let mut ranges = RangeCounter::new(&version, bytewise);
+    let mut ranges = RangeCounter::new(&version.levels, bytewise);
     let mut levels = Vec::new();
     let mut all: Vec<(usize, Vec<TableCost>)> = Vec::new();
     let mut index = 0;

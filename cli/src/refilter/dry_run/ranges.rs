@@ -5,7 +5,7 @@
 //! read counts for every table a Get of a key beside it would consult, and a
 //! table's share of absent Gets is its count over all the keys.
 
-use leveldb_table::db::manifest::Version;
+use leveldb_table::db::manifest::{LiveTable, NUM_LEVELS};
 
 /// A table's user-key range, two keys (in the order a level's search needs), and
 /// its index.
@@ -26,12 +26,12 @@ pub struct RangeCounter {
 }
 
 impl RangeCounter {
-    /// For `version`'s live tables, indexed in level order then in the MANIFEST's
-    /// order (as `Version::files` lists them).
-    pub fn new(version: &Version, bytewise: bool) -> Self {
+    /// For the live tables of `levels`, indexed in level order then in the
+    /// MANIFEST's order (as `Version::files` lists them).
+    pub fn new(levels: &[Vec<LiveTable>; NUM_LEVELS], bytewise: bool) -> Self {
         let mut index = 0;
         let (mut level0, mut deeper) = (Vec::new(), Vec::new());
-        for (level, tables) in version.levels.iter().enumerate() {
+        for (level, tables) in levels.iter().enumerate() {
             let mut ranges: Vec<_> = tables
                 .iter()
                 .map(|table| {
@@ -99,7 +99,6 @@ impl RangeCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use leveldb_table::db::manifest::LiveTable;
     use leveldb_table::internal_key::InternalKey;
 
     fn table(level: usize, smallest: &str, largest: &str) -> LiveTable {
@@ -113,32 +112,23 @@ mod tests {
         }
     }
 
-    fn version(tables: Vec<LiveTable>) -> Version {
-        let mut version = Version {
-            manifest: Default::default(),
-            comparator: None,
-            log_number: 0,
-            prev_log_number: 0,
-            next_file: 0,
-            last_sequence: 0,
-            compact_pointers: Default::default(),
-            levels: Default::default(),
-        };
+    fn levels(tables: Vec<LiveTable>) -> [Vec<LiveTable>; NUM_LEVELS] {
+        let mut levels: [Vec<LiveTable>; NUM_LEVELS] = Default::default();
         for table in tables {
-            version.levels[table.level].push(table);
+            levels[table.level].push(table);
         }
-        version
+        levels
     }
 
     #[test]
     fn a_level_0_table_whose_range_excludes_the_keys_is_never_consulted() {
         // Two level-0 tables over a and b, one far away over y..z; level 1 a..z.
-        let version = version(vec![
+        let levels = levels(vec![
             table(0, "a", "b"),
             table(0, "y", "z"),
             table(1, "a", "z"),
         ]);
-        let mut counter = RangeCounter::new(&version, true);
+        let mut counter = RangeCounter::new(&levels, true);
         for key in ["a", "ab", "b", "b"] {
             counter.count(key.as_bytes(), 0);
         }
@@ -149,8 +139,8 @@ mod tests {
 
     #[test]
     fn a_deeper_level_consults_the_one_table_whose_range_holds_the_key() {
-        let version = version(vec![table(2, "a", "c"), table(2, "m", "p")]);
-        let mut counter = RangeCounter::new(&version, true);
+        let levels = levels(vec![table(2, "a", "c"), table(2, "m", "p")]);
+        let mut counter = RangeCounter::new(&levels, true);
         for key in ["b", "d", "n", "o"] {
             counter.count(key.as_bytes(), 0);
         }
@@ -160,8 +150,8 @@ mod tests {
 
     #[test]
     fn without_bytewise_order_level_0_counts_every_key_and_deeper_ones_their_own() {
-        let version = version(vec![table(0, "x", "y"), table(1, "a", "b")]);
-        let mut counter = RangeCounter::new(&version, false);
+        let levels = levels(vec![table(0, "x", "y"), table(1, "a", "b")]);
+        let mut counter = RangeCounter::new(&levels, false);
         counter.count(b"a", 1);
         assert_eq!((counter.share(0), counter.share(1)), (1.0, 1.0));
     }
