@@ -2,7 +2,7 @@
 //! now, and what they would with each bits per key asked about, per level and in
 //! total, without writing anything. The candidate filters are built in memory as
 //! refilter would write them (`FilterBlockBuilder`, the core crate's policy). An
-//! absent Get is counted on the tables whose key ranges it falls in ([`ranges`]).
+//! absent Get is counted on the tables whose key ranges it falls in (`ranges`).
 
 mod ranges;
 
