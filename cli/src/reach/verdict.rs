@@ -138,11 +138,15 @@ impl Verdict {
                  LevelDB, or build its LevelDB with contrib/leveldb/util/bloom.cc"
                     .into()
             }
-            Self::StaticLink | Self::Hidden => "relink it with libleveldb_bloom.a ahead of \
-                 LevelDB's libleveldb.a (a program on LevelDB's C API also needs \
+            Self::StaticLink => "relink it with libleveldb_bloom.a ahead of LevelDB's \
+                 libleveldb.a (a program on LevelDB's C API also needs \
                  -Wl,--allow-multiple-definition: LevelDB's c.o defines the C bloom functions \
                  too, and the first definition, this library's, is kept), or build its \
                  LevelDB with contrib/leveldb/util/bloom.cc"
+                .into(),
+            Self::Hidden => "link libleveldb_bloom.a into it ahead of LevelDB (with \
+                 -Wl,--allow-multiple-definition when its LevelDB has the C API), or build \
+                 its LevelDB with contrib/leveldb/util/bloom.cc"
                 .into(),
             Self::OpensWithoutPolicy => {
                 format!("give its databases a bloom policy: {DEFAULT_BITS_RECIPE}")
