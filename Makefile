@@ -145,6 +145,8 @@ cmakedir     ?= $(libdir)/cmake/leveldb_bloom
 pkgconfigdir ?= $(libdir)/pkgconfig
 datarootdir  ?= $(PREFIX)/share
 man1dir      ?= $(datarootdir)/man/man1
+# The library's page, libleveldb_bloom(7): its variables and the recipe for slow lookups.
+man7dir      ?= $(datarootdir)/man/man7
 bashcompdir  ?= $(datarootdir)/bash-completion/completions
 # zsh's own prefix has site-functions in its fpath; Debian's packages use
 # vendor-completions (debian/rules says so).
@@ -171,12 +173,13 @@ INSTALLED     = $(addprefix $(DESTDIR)$(libdir)/,$(REALNAME) $(call soname_of,$(
                 $(DESTDIR)$(pkgconfigdir)/leveldb_bloom.pc $(DESTDIR)$(bindir)/leveldb-bloom \
                 $(addprefix $(DESTDIR)$(cmakedir)/,leveldb_bloomConfig.cmake leveldb_bloomConfigVersion.cmake) \
                 $(wildcard $(DESTDIR)$(man1dir)/leveldb-bloom.1 $(DESTDIR)$(man1dir)/leveldb-bloom-*.1) \
+                $(DESTDIR)$(man7dir)/libleveldb_bloom.7 \
                 $(DESTDIR)$(bashcompdir)/leveldb-bloom $(DESTDIR)$(zshcompdir)/_leveldb-bloom \
                 $(DESTDIR)$(fishcompdir)/leveldb-bloom.fish
 # The object preloaded for LEVELDB_BLOOM_DEFAULT_BITS (default-bits/), beside the library.
 DEFAULT_BITS := libleveldb_bloom_default_bits.so
 DIRS_RECORD  := $(datarootdir)/leveldb-bloom/installed-directories
-INSTALL_DIRS  = $(bindir) $(includedir) $(libdir) $(pkgconfigdir) $(cmakedir) $(man1dir) \
+INSTALL_DIRS  = $(bindir) $(includedir) $(libdir) $(pkgconfigdir) $(cmakedir) $(man1dir) $(man7dir) \
                 $(bashcompdir) $(zshcompdir) $(fishcompdir) $(patsubst %/,%,$(dir $(DIRS_RECORD)))
 # The CMake package finds the library and headers relative to itself (relocatable).
 cmake_rel     = $(shell realpath -m -s --relative-to=$(cmakedir) $(1))
@@ -208,6 +211,7 @@ install:
 	  sed -e 's|@libdir@|$(call cmake_rel,$(libdir))|g' -e 's|@includedir@|$(call cmake_rel,$(includedir))|g' \
 	    -e 's|@version@|$(VERSION)|g' cmake/$$f.cmake.in > $(DESTDIR)$(cmakedir)/$$f.cmake; done
 	$(TOOL) man-pages $(DESTDIR)$(man1dir)
+	install -m 644 docs/man/libleveldb_bloom.7 $(DESTDIR)$(man7dir)/libleveldb_bloom.7
 	$(TOOL) completion bash > $(DESTDIR)$(bashcompdir)/leveldb-bloom
 	$(TOOL) completion zsh > $(DESTDIR)$(zshcompdir)/_leveldb-bloom
 	$(TOOL) completion fish > $(DESTDIR)$(fishcompdir)/leveldb-bloom.fish

@@ -29,6 +29,8 @@ fn main() {
         env::var("TARGET").expect("set by cargo")
     );
 
+    run_as_program();
+
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{SONAME}");
     soname_link();
     // Never unmapped, even by a dlclose: LevelDB calls the callbacks of the policies
@@ -127,6 +129,50 @@ fn string_imports(archive: &std::path::Path) -> Vec<String> {
         })
         .map(str::to_owned)
         .collect()
+}
+
+/// The shared library run as a program (`src/run_as_program.rs`): an `.interp`
+/// section naming the target's dynamic linker, as glibc's `libc.so.6` has, and the
+/// module's entry point; for the shared library only (an `.interp` in
+/// `libleveldb_bloom.a` would give a static program linked with it an interpreter).
+/// A target whose dynamic linker is not known here gets neither, and builds as
+/// before.
+fn run_as_program() {
+    println!("cargo:rustc-check-cfg=cfg(run_as_program)");
+    let Some(interpreter) = dynamic_linker(&env::var("TARGET").expect("set by cargo")) else {
+        return;
+    };
+    let out_dir = std::path::PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
+    let source = out_dir.join("interp.c");
+    std::fs::write(
+        &source,
+        format!(
+            "__attribute__((section(\".interp\"), used, retain))\n\
+             static const char interpreter[] = \"{interpreter}\";\n"
+        ),
+    )
+    .expect("OUT_DIR is writable");
+    // A compiler without `retain` (GCC < 11) warns and builds: the linker may then
+    // drop the section, and the library does not run as a program.
+    let objects = cc::Build::new()
+        .file(&source)
+        .out_dir(out_dir.join("interp"))
+        .cargo_metadata(false)
+        .compile_intermediates();
+    for object in objects {
+        println!("cargo:rustc-cdylib-link-arg={}", object.display());
+    }
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-e,leveldb_bloom_run_as_program");
+    println!("cargo:rustc-cfg=run_as_program");
+}
+
+/// The dynamic linker glibc's ABI names for `target` (its `PT_INTERP`), where known.
+fn dynamic_linker(target: &str) -> Option<&'static str> {
+    match target {
+        "x86_64-unknown-linux-gnu" => Some("/lib64/ld-linux-x86-64.so.2"),
+        "aarch64-unknown-linux-gnu" => Some("/lib/ld-linux-aarch64.so.1"),
+        _ => None,
+    }
 }
 
 /// The shared library's soname: it carries the ABI version (major version 0: the API

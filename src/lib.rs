@@ -37,6 +37,9 @@ mod fork;
 mod fork_lock;
 mod ops;
 mod registry;
+// `./libleveldb_bloom.so`: where build.rs gave the shared library an entry point.
+#[cfg(run_as_program)]
+mod run_as_program;
 mod self_bound;
 mod simd;
 mod stats;

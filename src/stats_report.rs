@@ -104,7 +104,7 @@ extern "C" fn report() {
             let used = now != Stats::default() || REGISTRY.ever_registered() || opens.0 > 0;
             let mut text = String::new();
             if used {
-                text = summary(&now, std::process::id()) + &opens_note(opens) + "\n";
+                text = summary(&now, std::process::id(), opens) + "\n";
             }
             // Said even when the library was never used: the swap missed LevelDB.
             text.extend(self_bound::self_bound().iter().map(|object| object.line()));
@@ -119,17 +119,26 @@ extern "C" fn report() {
     )
 }
 
-/// The one line: counts, the share of queries answered "absent", and what to
-/// suspect when no filter was queried.
-pub(crate) fn summary(now: &stats::Stats, pid: u32) -> String {
+/// The one line: counts, the share of queries answered "absent" (when there were
+/// queries), what the counts prove when no filter was queried, and the databases
+/// opened with no filter policy (`opens`: see [`opens_note`]). Only what the
+/// counts prove: no query means no read reached a table with this library's
+/// filters, which blames no one (every Get may have been answered from memory).
+pub(crate) fn summary(now: &stats::Stats, pid: u32, opens: (u64, u64, u64)) -> String {
     let all = now.total();
+    let saved = if all.queries == 0 {
+        String::new()
+    } else {
+        format!(
+            " ({}: data-block reads saved)",
+            percent(all.absent, all.queries)
+        )
+    };
     let mut line = format!(
-        "leveldb-bloom stats (pid {pid}): {} filter queries, {} answered absent ({}: \
-         data-block reads saved), {} may match, {} answered by rule; {} filters built, \
-         {} keys, {} bytes",
+        "leveldb-bloom stats (pid {pid}): {} filter queries, {} answered absent{saved}, \
+         {} may match, {} answered by rule; {} filters built, {} keys, {} bytes",
         all.queries,
         all.absent,
-        percent(all.absent, all.queries),
         all.may_match,
         all.by_rule,
         all.filters_built,
@@ -143,16 +152,19 @@ pub(crate) fn summary(now: &stats::Stats, pid: u32) -> String {
             now.legacy.queries, now.legacy.absent, now.legacy.filters_built
         );
     }
+    let (opened_without_policy, ..) = opens;
     if all.queries == 0 && all.filters_built > 0 {
-        line += "; note: filters were built but none was queried: if this process read \
-                 its databases, LevelDB ignored the filters (do the tables carry them \
-                 under this policy's name?)";
+        line += "; no read reached a table with this library's filters";
+    } else if all.queries == 0 && opened_without_policy > 0 {
+        // The note on those databases below says whether they were given a policy.
+        line += "; no filter was built or queried";
     } else if all.queries == 0 {
-        line += "; note: no filter was built or queried: LevelDB used no filter of this \
-                 library (is a bloom filter policy set, and do the tables carry its \
-                 filters under its name?)";
+        line += "; no filter was built or queried: no table was written and no read \
+                 reached a table with this library's filters (if the program reads \
+                 tables: is a bloom filter policy set, and do they carry its filters \
+                 under its name? leveldb-bloom audit shows them)";
     }
-    line
+    line + &opens_note(opens)
 }
 
 /// What the summary adds about the databases opened with no filter policy
@@ -178,10 +190,10 @@ fn opens_note((opened, given, bits): (u64, u64, u64)) -> String {
     }
 }
 
-/// `part` of `whole` as a percentage with one decimal, or "-" for none.
+/// `part` of `whole` (not 0) as a percentage with one decimal.
 fn percent(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        return "-".into();
-    }
     format!("{:.1}%", part as f64 * 100.0 / whole as f64)
 }
+
+#[cfg(test)]
+mod wording_tests;

@@ -34,6 +34,25 @@ pub enum ReaderPolicy {
     None,
 }
 
+/// A program that reads a database's filters, named to `audit` with `--reader`: only
+/// the keys the named readers would miss then count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Reader {
+    /// LevelDB ≥ 1.18 (and this library, rusty-leveldb): `leveldb.BuiltinBloomFilter2`,
+    /// unsigned hash.
+    Leveldb,
+    /// goleveldb: `leveldb.BuiltinBloomFilter`, unsigned hash.
+    Goleveldb,
+    /// HyperLevelDB: `leveldb.BuiltinBloomFilter`, signed hash.
+    Hyperleveldb,
+    /// LevelDB before 1.18 on x86: `leveldb.BuiltinBloomFilter`, signed hash.
+    OldLeveldbX86,
+    /// LevelDB before 1.18 on ARM: `leveldb.BuiltinBloomFilter`, unsigned hash.
+    OldLeveldbArm,
+    /// RocksDB's block-based filter: `rocksdb.BuiltinBloomFilter`, signed hash.
+    Rocksdb,
+}
+
 /// The filter policy `refilter` writes new filters with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum WriterPolicy {
@@ -52,11 +71,16 @@ pub enum Command {
     /// Reads the live tables of each database directory (the current version, from
     /// CURRENT and its MANIFEST; without one, every *.ldb and *.sst file), or each
     /// table file given, read-only, a block at a time, and checks every filter
-    /// against the keys it covers. Errors are also printed on stderr. Exit status: 0
-    /// when no key is missed, every table was read and something was audited; 1
-    /// when a key is missed, a table or a database's CURRENT or MANIFEST could not be
-    /// read, a directory holds neither CURRENT nor a table file (nothing audited), or
-    /// the report could not be written (a full disk); 2 on a usage error.
+    /// against the keys it covers. A key counts as missed when any known reader of
+    /// its filter's name would miss it (goleveldb and HyperLevelDB read
+    /// leveldb.BuiltinBloomFilter with different hashes), unless --reader names the
+    /// programs that read the database. Errors are also printed on stderr. Exit
+    /// status: 0 when no key is missed and every table was read: tables were audited,
+    /// or a database's current version lists none yet (its last line then says there
+    /// was nothing to audit, not OK); 1 when a key is missed, a table or a database's
+    /// CURRENT or MANIFEST could not be read, a directory holds neither CURRENT nor a
+    /// table file (nothing audited), or the report could not be written (a full
+    /// disk); 2 on a usage error.
     Audit {
         /// Database directories or table files.
         #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
@@ -70,6 +94,10 @@ pub enum Command {
         /// List at most N missed keys per table (all are counted).
         #[arg(long, value_name = "N", default_value_t = 1000, value_hint = ValueHint::Other)]
         max_missed: usize,
+        /// The programs that read the database (repeat for several): only the keys
+        /// they would miss count. Default: every known reader of each filter's name.
+        #[arg(long, value_name = "NAME", value_enum)]
+        reader: Vec<Reader>,
     },
     /// Follows keys through a LevelDB database as a Get does: which tables it consults,
     /// what each filter answers, which blocks it reads, where the key is found.
@@ -135,7 +163,7 @@ pub enum Command {
     /// LevelDB uses the new filters only when the program opens the database with a
     /// bloom filter policy (plyvel bloom_filter_bits=N, C
     /// leveldb_options_set_filter_policy, C++ options.filter_policy, or
-    /// LEVELDB_BLOOM_DEFAULT_BITS=N with libleveldb_bloom swapped in); without one it
+    /// leveldb-bloom run --default-bits N); without one it
     /// reads no filter, and its compactions write tables without filters again. Exit
     /// status: 0 when done, 1 when nothing was changed because of an error, 2 on a
     /// usage error.
@@ -143,8 +171,8 @@ pub enum Command {
         /// The database directory.
         #[arg(value_name = "DB", value_hint = ValueHint::DirPath)]
         path: PathBuf,
-        /// Bits per key of the new filters, 0 to 1000; required, except with --dry-run,
-        /// where it is a list to compare (default 6,10,16).
+        /// Bits per key of the new filters, 0 to 1000 (default 10, LevelDB's usual
+        /// choice); with --dry-run, a list to compare (default 6,10,16).
         #[arg(
             long,
             value_name = "N",
@@ -164,17 +192,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Tells, without running them, whether LD_PRELOAD=libleveldb_bloom.so reaches the
-    /// LevelDB bloom policy of programs, extension modules and libraries.
+    /// Tells, without running them, whether LD_PRELOAD=libleveldb_bloom.so.0 reaches the
+    /// LevelDB bloom policy of programs, scripts, extension modules and libraries.
     ///
-    /// Reads each ELF file's dynamic symbols, relocations and flags: whether it calls
-    /// LevelDB's bloom functions through the dynamic linker (LD_PRELOAD reaches
-    /// them), or binds them inside itself (linked -Bsymbolic or -Bsymbolic-functions,
-    /// LevelDB linked statically, or held with hidden symbols), which std::string ABI
-    /// its LevelDB has, and the route that swaps it. Exit status: 0 when LD_PRELOAD
-    /// reaches every LevelDB bloom call in the files; 3 when some cannot be reached
-    /// (why and the route on stdout); 1 when a file could not be read or is not an
-    /// ELF file; 2 on a usage error.
+    /// Reads each ELF file's headers, dynamic symbols, relocations, DT_NEEDED and
+    /// flags, with bounded reads at their places: whether it calls LevelDB's bloom
+    /// functions through the dynamic linker (LD_PRELOAD reaches them), is linked with
+    /// libleveldb_bloom already, or binds them inside itself (linked -Bsymbolic or
+    /// -Bsymbolic-functions, LevelDB linked statically, or held with hidden symbols);
+    /// whether LEVELDB_BLOOM_DEFAULT_BITS reaches the databases it opens (a program
+    /// that sets no filter policy has none to swap); which std::string ABI its
+    /// LevelDB has; and the route that swaps it. A script is named as one and the
+    /// ELF program it runs is judged; a Python or Node interpreter is pointed at the
+    /// extension module to judge. Exit status: 0 when every file was read and judged
+    /// and LD_PRELOAD reaches every LevelDB bloom call in them; 3 when some cannot be
+    /// reached (why and the route on stdout); 1 when a file could not be read, is
+    /// neither an ELF file nor a script, or could not be judged (an interpreter, a
+    /// script whose program was not found); 2 on a usage error.
     Reach {
         /// Programs, extension modules (*.so) or shared libraries.
         #[arg(required = true, value_name = "FILE", value_hint = ValueHint::FilePath)]

@@ -101,7 +101,8 @@ compactions write tables without these filters again.";
 const READER_NEEDS: &str = "LevelDB uses these filters only when the program opens the database with \
 a bloom filter policy: plyvel bloom_filter_bits=N, C leveldb_options_set_filter_policy(options, \
 leveldb_filterpolicy_create_bloom(N)), C++ options.filter_policy = leveldb::NewBloomFilterPolicy(N), \
-or LEVELDB_BLOOM_DEFAULT_BITS=N with libleveldb_bloom swapped in (LD_PRELOAD). Without one, LevelDB \
+or LEVELDB_BLOOM_DEFAULT_BITS=N with libleveldb_bloom_default_bits.so preloaded (leveldb-bloom run \
+--default-bits N). Without one, LevelDB \
 reads no filter, and its compactions write tables without filters again.";
 
 /// With no live table: the keys are in the log, which LevelDB writes to a table when

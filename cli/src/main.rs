@@ -54,7 +54,8 @@ fn run() -> anyhow::Result<ExitCode> {
             json,
             quiet,
             max_missed,
-        } => audit_command::run(&paths, json, quiet, max_missed),
+            reader,
+        } => audit_command::run(&paths, json, quiet, max_missed, &reader),
         Command::Explain {
             path,
             keys,

@@ -1,7 +1,9 @@
 //! What the integration tests of every crate share, written once: scratch
 //! directories, where the release build is, the SKIPPED line of a test that
-//! cannot run here (never a silent pass), and the library's statistics ([`stats`]).
+//! cannot run here (never a silent pass), the library's statistics ([`stats`]) and
+//! the docs' sample outputs ([`samples`]).
 
+pub mod samples;
 pub mod stats;
 
 use std::io::Write;

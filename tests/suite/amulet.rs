@@ -113,21 +113,10 @@ fn tables(dir: &Scratch) -> Vec<Vec<u8>> {
     tables
 }
 
-/// `leveldb-bloom reach FILES`: its exit status and stdout.
-fn reach(files: &[&Path]) -> (i32, String) {
-    let output = common::command(common::tool())
-        .arg("reach")
-        .args(files)
-        .output()
-        .expect("the tool runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    (output.status.code().expect("an exit status"), stdout)
-}
-
 #[test]
 fn symbolic_functions_extension_is_named_at_exit_and_by_reach() {
     let module = module("symbolic");
-    let (status, stdout) = reach(&[&module]);
+    let (status, stdout) = common::reach(&[&module]);
     assert_eq!(status, 3, "{stdout}");
     assert!(stdout.contains("-Bsymbolic-functions"), "{stdout}");
     assert!(
@@ -154,11 +143,21 @@ fn symbolic_functions_extension_is_named_at_exit_and_by_reach() {
     }
     // Nothing reached this library: LevelDB built its own filters.
     assert!(!said.contains("leveldb-bloom stats"), "{said}");
+    // docs/swap.md shows the line, the module's directory left out.
+    let dir = module.parent().unwrap().display().to_string();
+    let replace = [(dir.as_str(), "/…/leveldb")];
+    test_support::samples::assert_sample(
+        common::repo(),
+        "docs/swap.md",
+        "self-bound",
+        lines[0],
+        &replace,
+    );
 }
 
 #[test]
 fn plain_extension_is_swapped_with_stocks_tables() {
-    let (status, stdout) = reach(&[&module("plain")]);
+    let (status, stdout) = common::reach(&[&module("plain")]);
     assert_eq!(status, 0, "{stdout}");
 
     let (stock, swapped) = (Scratch::new(), Scratch::new());
@@ -200,13 +199,13 @@ fn reach_exits_0_on_debians_leveldb_and_the_plyvel_wheels() {
         .map(|entry| entry.unwrap().path())
         .find(|path| path.to_string_lossy().contains("libleveldb-"))
         .expect("the wheel's LevelDB");
-    let (status, stdout) = reach(&[debian, &wheel]);
+    let (status, stdout) = common::reach(&[debian, &wheel]);
     assert_eq!(status, 0, "{stdout}");
     assert!(
         stdout.contains("the old one"),
         "the wheel's LevelDB is old-ABI: {stdout}"
     );
-    let (status, stdout) = reach(&[debian, &module("symbolic")]);
+    let (status, stdout) = common::reach(&[debian, &module("symbolic")]);
     assert_eq!(status, 3, "{stdout}");
 }
 

@@ -1,13 +1,15 @@
 //! `make demo` needs only a C compiler, libleveldb-dev and cargo (scripts/ensure-demo
 //! asks for nothing else), keeps its database, and ends with the tool's three commands,
 //! which run on that database as printed; the demo program and a stock LevelDB reader
-//! agree on the database it writes.
+//! agree on the database it writes. What it and the tool print there are the samples
+//! of the README, docs/swap.md and docs/tool.md.
 
 use crate::common;
 
 use std::process::Command;
 
 use common::{once, Lang, Program, Scratch};
+use test_support::samples::assert_sample;
 
 /// `make demo` with cargo's build step left out: `cargo test` holds cargo's lock, and
 /// `make test` has built the library and the tool into target/release already.
@@ -63,6 +65,24 @@ fn demo_keeps_its_database_and_the_printed_commands_run_on_it() {
     assert!(std::fs::read_to_string(tmp.dir().join("filter.html"))
         .unwrap()
         .contains("<html"));
+    let as_shown = [(db.to_str().unwrap(), "target/demo/db")];
+    let demo: String = shown
+        .lines()
+        .skip_while(|line| !line.starts_with("leveldb-bloom demo on "))
+        .take_while(|line| !line.is_empty())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let repo = common::repo();
+    assert_sample(repo, "docs/swap.md", "demo", &demo, &as_shown);
+    assert_sample(repo, "README.md", "demo-audit", &outputs[0], &as_shown);
+    assert_sample(repo, "docs/tool.md", "tool-explain", &outputs[1], &as_shown);
+    let absent = common::run(
+        Command::new(common::tool())
+            .arg("explain")
+            .arg(&db)
+            .arg("user:00001043"),
+    );
+    assert_sample(repo, "README.md", "demo-explain", &absent, &as_shown);
 }
 
 /// Without the C compiler named by CC, and not root: the missing packages are the compiler's and

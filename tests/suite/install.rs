@@ -184,6 +184,7 @@ fn assert_layout(root: &Path) {
             "share/leveldb-bloom/installed-directories".to_string(),
             Entry::File,
         ),
+        ("share/man/man7/libleveldb_bloom.7".to_string(), Entry::File),
     ]);
     // One page per subcommand, as the tool writes them.
     let pages = scratch_dir(&format!(

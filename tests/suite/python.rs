@@ -230,6 +230,34 @@ fn python_plyvel_filter_statistics_at_exit() {
     assert!(summary.queries >= 36_000, "{}", summary.text);
     summary.assert_rejected(19_000);
     assert_eq!(summary.filters_built, 0, "{}", summary.text);
+    let repo = common::repo();
+    test_support::samples::assert_sample(
+        repo,
+        "docs/statistics.md",
+        "plyvel-stats",
+        &summary.text,
+        &[],
+    );
+}
+
+/// plyvel's default options (no filter policy) without `LEVELDB_BLOOM_DEFAULT_BITS`:
+/// the summary says the database had no policy and what gives it one, as
+/// docs/statistics.md shows.
+#[test]
+fn python_plyvel_statistics_name_the_databases_opened_without_a_policy() {
+    let db = Scratch::new();
+    let program = "import plyvel, sys\n\
+        db = plyvel.DB(sys.argv[1], create_if_missing=True)\n\
+        db.put(b'key', b'value'); db.close()\n";
+    let summary = python_stats_summary(&["-c", program, db.path()]).text;
+    let repo = common::repo();
+    test_support::samples::assert_sample(
+        repo,
+        "docs/statistics.md",
+        "no-policy-note",
+        &summary,
+        &[],
+    );
 }
 
 /// A program whose tables carry no filters, read with the bloom policy set: the
@@ -249,6 +277,35 @@ fn python_plyvel_statistics_show_filters_never_queried() {
     assert!(summary.contains(": 0 filter queries"), "{summary}");
     assert!(
         summary.contains("no filter was built or queried"),
+        "{summary}"
+    );
+}
+
+/// Filters built, no read reaching a table (every Get answered from the memtable,
+/// as in a program's first run): the summary says only that, blaming no one.
+#[test]
+fn python_plyvel_statistics_of_reads_from_memory_blame_no_one() {
+    let db = Scratch::new();
+    let program = "import plyvel, sys\n\
+        db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10)\n\
+        for i in range(2000): db.put(b'key%d' % i, b'value')\n\
+        assert all(db.get(b'key%d' % i) == b'value' for i in range(2000))\n\
+        assert all(db.get(b'absent%d' % i) is None for i in range(2000))\n\
+        db.compact_range(); db.close()\n";
+    let summary = python_stats_summary(&["-c", program, db.path()]).text;
+    print!("{summary}");
+    assert!(
+        summary.contains(": 0 filter queries, 0 answered absent, "),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .trim_end()
+            .ends_with("; no read reached a table with this library's filters"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("ignored") && !summary.contains("(-"),
         "{summary}"
     );
 }

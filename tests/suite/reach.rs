@@ -1,9 +1,9 @@
 //! Where the swap reaches beyond a program linked to Debian's libleveldb (see
 //! tests/suite/dropin.rs, tests/suite/loaders.rs and tests/suite/python.rs): Node.js with
 //! classic-level 3 from the npm registry, whose addon has LevelDB built in (its C++
-//! symbols exported, no C API), swapped by `LD_PRELOAD`; and a C++ program linked
-//! statically with `libleveldb_bloom.a` before Debian's `libleveldb.a`, which must
-//! load no LevelDB at run time. Each test proves from the process's filter
+//! symbols exported, no C API), swapped by `LD_PRELOAD`; and C++ and C programs
+//! linked statically with `libleveldb_bloom.a` before Debian's `libleveldb.a` (the C
+//! one by the route `reach` gives it), which must load no LevelDB at run time. Each test proves from the process's filter
 //! statistics that this library built and queried the filters, and compares the
 //! tables with stock's. (LevelDB built from source with `util/bloom.cc` replaced,
 //! and an old-ABI LevelDB: tests/suite/reach_source.rs.)
@@ -152,15 +152,21 @@ fn static_program(bloom: bool) -> PathBuf {
     })
 }
 
-/// `exe write|read DIR 50000` with this library's statistics; returns stdout and
-/// the LevelDB libraries loaded (see [`run_logging_loads`]).
+/// `exe write|read DIR 50000` with this library's statistics, `exe` a build of the
+/// C++ harness (`dropin_cxx`) or the C one (`dropin_c`); returns stdout and the
+/// LevelDB libraries loaded (see [`run_logging_loads`]).
 fn run_static(exe: &Path, mode: &str, dir: &Scratch, stats: &StatsFile) -> (String, Vec<String>) {
     let mut command = common::command(exe);
     command
         .args([mode, dir.path(), "50000"])
         .env("LEVELDB_BLOOM_STATS", stats.path());
     let (stdout, loaded) = run_logging_loads(&mut command);
-    common::harness::assert_report("dropin_cxx", &stdout);
+    let c = exe
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .contains("static_c_");
+    common::harness::assert_report(if c { "dropin_c" } else { "dropin_cxx" }, &stdout);
     (stdout, loaded)
 }
 
@@ -185,20 +191,76 @@ fn static_link_builds_stock_filters_without_loading_leveldb() {
     );
     assert!(swapped_symbols.contains("leveldb_bloom_policy_create"));
 
+    assert_swapped_statically(&stock, &swapped);
+}
+
+/// `swapped`, a static build of the program `stock` is, writes stock's tables with
+/// this library's filters, reads every key right answering the absent ones from
+/// them, and loads no LevelDB at run time.
+fn assert_swapped_statically(stock: &Path, swapped: &Path) {
     let (stock_db, swapped_db) = (Scratch::new(), Scratch::new());
-    run_static(&stock, "write", &stock_db, &StatsFile::new());
+    run_static(stock, "write", &stock_db, &StatsFile::new());
     let stats = StatsFile::new();
-    let (_, loaded) = run_static(&swapped, "write", &swapped_db, &stats);
+    let (_, loaded) = run_static(swapped, "write", &swapped_db, &stats);
     assert!(loaded.is_empty(), "a LevelDB was loaded: {loaded:#?}");
     stats.summary().assert_built();
     assert_same_tables(&stock_db, &swapped_db);
 
     let stats = StatsFile::new();
-    let (read, loaded) = run_static(&swapped, "read", &stock_db, &stats);
+    let (read, loaded) = run_static(swapped, "read", &stock_db, &stats);
     assert!(read.contains(", 0 wrong"), "{read}");
     assert!(loaded.is_empty(), "a LevelDB was loaded: {loaded:#?}");
-    // dropin_cxx reads 50,000 keys never written and about 5,700 deleted ones.
+    // Both harnesses read 50,000 keys never written, and some deleted ones.
     stats.summary().assert_rejected(50_000);
+}
+
+/// `c_tests/dropin_c.c` (LevelDB's C API, its bloom policy at 10 bits per key) linked
+/// statically with Debian's `libleveldb.a`; with `swapped`, by the route `reach`
+/// gives such a program: `libleveldb_bloom.a` ahead of it, with
+/// `-Wl,--allow-multiple-definition` (LevelDB's c.o defines the C bloom functions
+/// too; the first definition, this library's, is kept).
+fn static_c_program(swapped: bool) -> PathBuf {
+    let name = if swapped {
+        "reach_static_c_swapped"
+    } else {
+        "reach_static_c_stock"
+    };
+    once(name, || {
+        let program = Program::new(name, Lang::C99, &["c_tests/dropin_c.c"]);
+        let program = if swapped {
+            let archive = common::lib_dir().join("libleveldb_bloom.a");
+            program
+                .arg("-Wl,--allow-multiple-definition")
+                .arg(archive.display().to_string())
+        } else {
+            program
+        };
+        ["-lsnappy", "-lstdc++", "-lpthread", "-ldl", "-lm"]
+            .into_iter()
+            .fold(program.arg(LIBLEVELDB_A), Program::arg)
+            .build()
+    })
+}
+
+/// A static C-API program: `reach` says LD_PRELOAD cannot reach it and gives the
+/// route that links; that route's program builds this library's filters (stock's
+/// tables, byte for byte), answers absent keys from them and loads no LevelDB.
+#[test]
+fn a_static_c_api_program_takes_the_route_reach_gives() {
+    let stock = static_c_program(false);
+    let output = common::command(common::tool())
+        .arg("reach")
+        .arg(&stock)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("holds LevelDB linked statically")
+            && said.contains("-Wl,--allow-multiple-definition"),
+        "{said}"
+    );
+    assert_swapped_statically(&stock, &static_c_program(true));
 }
 
 /// The same program linked fully statically (`-static`: libstdc++ and glibc too, so

@@ -14,14 +14,22 @@ use rayon::prelude::*;
 
 use crate::audit;
 use crate::audit::report::{Database, Outcome, Report};
+use crate::command_line::Reader;
 use crate::database::{self, Job};
 use crate::exit::conclude;
 use crate::output::{json_safe, terminal_safe, write_stdout};
 
-/// Audits the tables of `paths`, listing at most `max_missed` missed keys per table;
-/// exit status 1 unless the report is clean. `quiet` hides the progress bar.
-pub fn run(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) -> Result<ExitCode> {
-    let report = audit_paths(paths, quiet, max_missed);
+/// Audits the tables of `paths` for `readers` (every known reader when empty),
+/// listing at most `max_missed` missed keys per table; exit status 1 unless the
+/// report is clean. `quiet` hides the progress bar.
+pub fn run(
+    paths: &[PathBuf],
+    json: bool,
+    quiet: bool,
+    max_missed: usize,
+    readers: &[Reader],
+) -> Result<ExitCode> {
+    let report = audit_paths(paths, quiet, max_missed, readers);
     let written = write_stdout(&if json {
         json_safe(&report.json()) + "\n"
     } else {
@@ -37,7 +45,7 @@ pub fn run(paths: &[PathBuf], json: bool, quiet: bool, max_missed: usize) -> Res
 }
 
 /// The report of the tables of `paths`.
-fn audit_paths(paths: &[PathBuf], quiet: bool, max_missed: usize) -> Report {
+fn audit_paths(paths: &[PathBuf], quiet: bool, max_missed: usize, readers: &[Reader]) -> Report {
     let mut report = Report::default();
     let mut jobs = Vec::new();
     for path in paths {
@@ -65,7 +73,10 @@ fn audit_paths(paths: &[PathBuf], quiet: bool, max_missed: usize) -> Report {
     let progress = progress_bar(&jobs, quiet);
     let outcomes: Vec<(&Job, Option<Outcome>)> = jobs
         .par_iter()
-        .map(|job| (job, audit_file(job, max_missed, &|n| progress.inc(n))))
+        .map(|job| {
+            let read = |n| progress.inc(n);
+            (job, audit_file(job, max_missed, readers, &read))
+        })
         .collect();
     progress.finish_and_clear();
     // The current version of a database with a live table found missing is read
@@ -99,14 +110,25 @@ fn progress_bar(jobs: &[Job], quiet: bool) -> ProgressBar {
 /// Reads and audits one table, opened only if it is a regular file. A table deleted
 /// since it was listed (LevelDB compacts while it runs) is skipped, not an error;
 /// `None` for a live table found missing, which [`still_listed`] settles.
-fn audit_file(job: &Job, max_missed: usize, read: &dyn Fn(u64)) -> Option<Outcome> {
+fn audit_file(
+    job: &Job,
+    max_missed: usize,
+    readers: &[Reader],
+    read: &dyn Fn(u64),
+) -> Option<Outcome> {
     let file = match leveldb_table::open_regular_file(&job.path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return missing(job),
         Err(e) => return Some(Outcome::Unreadable(None, e.to_string())),
     };
     Some(
-        match audit::audit(job.path.display().to_string(), &file, max_missed, read) {
+        match audit::audit(
+            job.path.display().to_string(),
+            &file,
+            max_missed,
+            readers,
+            read,
+        ) {
             Ok(mut table) => {
                 table.level = job.level;
                 Outcome::Audited(Box::new(table))
@@ -210,7 +232,7 @@ mod tests {
         let dir = temp_dir("unreadable");
         let path = dir.join("000007.ldb");
         std::fs::write(&path, [0u8; 100]).unwrap();
-        match audit_file(&job(path, None), 10, &|_| {}) {
+        match audit_file(&job(path, None), 10, &[], &|_| {}) {
             Some(Outcome::Unreadable(Some(92), why)) => {
                 assert!(why.starts_with("wrong magic number"), "{why}")
             }

@@ -6,19 +6,22 @@
 pub mod bloom2;
 pub mod command;
 pub mod dialect;
+pub mod readers;
 pub mod report;
+mod walk;
 
-use leveldb_bloom::hash::{bloom_hash_with, tail_is_ambiguous, TailBytes};
-use leveldb_bloom::{Filter, LEGACY_POLICY_NAME, POLICY_NAME};
-use leveldb_table::{each_user_key_of, Family, FilterBlock, Lookup, ReadAt, Table};
+use leveldb_bloom::hash::{bloom_hash_with, TailBytes};
+use leveldb_bloom::Filter;
+use leveldb_table::{each_user_key_of, FilterBlock, Lookup, ReadAt, Table};
 use serde::Serialize;
 
-use crate::audit::dialect::{Dialect, KeyHashes, Writers, ROCKSDB_BLOCK_BASED};
-use crate::hex::hex_cut;
+use crate::audit::dialect::Dialect;
+use crate::audit::readers::Readings;
+use crate::audit::walk::Walk;
+use crate::command_line::Reader;
+
 /// Random absent keys tested per table for the measured false-positive rate.
 pub const FP_SAMPLES: usize = 10_000;
-/// Bytes of a missed key shown in hex.
-const SHOWN_KEY_BYTES: usize = 64;
 
 /// What the audit found in one table.
 #[derive(Debug, Serialize)]
@@ -55,41 +58,30 @@ pub struct TableReport {
     /// The missed keys in hex, each its first 64 bytes, "…" after them if longer;
     /// at most the `--max-missed` first (`missed` counts them all).
     pub missed_keys: Vec<String>,
-    /// For `leveldb.BuiltinBloomFilter`: keys that LevelDB before 1.18 on x86 (the
-    /// signed reading) would miss besides. A warning, not a failure: that reader is
-    /// long retired, while goleveldb and this library's legacy policy read the name.
-    pub missed_by_old_x86_leveldb: usize,
-    /// For `leveldb.BuiltinBloomFilter` tables whose every filter is the signed
-    /// hash's (dialect `legacy-signed`: HyperLevelDB, LevelDB before 1.18 on x86),
-    /// checked with their writer's signed reading: keys goleveldb's unsigned reading
-    /// would miss besides. A warning, not a failure.
+    /// For `leveldb.BuiltinBloomFilter`: the keys its readers with the unsigned hash
+    /// (goleveldb, LevelDB before 1.18 on ARM) would miss; in `missed` unless
+    /// `--reader` left them out.
     pub missed_by_unsigned_readers: usize,
+    /// For `leveldb.BuiltinBloomFilter`: the keys its readers with the signed hash
+    /// (HyperLevelDB, LevelDB before 1.18 on x86) would miss; in `missed` unless
+    /// `--reader` left them out.
+    pub missed_by_signed_readers: usize,
+    /// The hash readings whose misses `missed` counts.
+    #[serde(skip)]
+    pub readings: Readings,
     /// Why LevelDB ignores the table's filter block, when it does (every key then
     /// "may match": nothing is missed).
     pub filter_block_ignored: Option<String>,
 }
 
-/// The hash reading of the readers of filter `name` today, whose misses fail the
-/// audit: LevelDB ≥ 1.18 for `leveldb.BuiltinBloomFilter2`; goleveldb (and
-/// this library's legacy policy) for `leveldb.BuiltinBloomFilter`; RocksDB for its
-/// block-based filter; in Basho's tables, Basho's own readers (its old bloom.cc, the
-/// signed hash; `leveldb.BuiltinBloomFilter2` is bloom2, checked apart: see
-/// [`Walk::bloom2`]). `None` for a name no reader here knows.
-fn reader(name: &str, family: Family) -> Option<TailBytes> {
-    match (name, family) {
-        (LEGACY_POLICY_NAME, Family::Basho) => Some(TailBytes::Signed),
-        (POLICY_NAME | LEGACY_POLICY_NAME, _) => Some(TailBytes::Unsigned),
-        (ROCKSDB_BLOCK_BASED, _) => Some(TailBytes::Signed),
-        _ => None,
-    }
-}
-
-/// Audits the table read from `source`, reported as `file`, listing at most
+/// Audits the table read from `source`, reported as `file`, for `readers` (every
+/// known reader of the filter's name when empty: [`Readings::of`]), listing at most
 /// `max_missed` missed keys; `read` is told the bytes of each data block read.
 pub fn audit<R: ReadAt + ?Sized>(
     file: String,
     source: &R,
     max_missed: usize,
+    readers: &[Reader],
     read: &dyn Fn(u64),
 ) -> leveldb_table::Result<TableReport> {
     let table = Table::open(source)?;
@@ -112,8 +104,9 @@ pub fn audit<R: ReadAt + ?Sized>(
         filter_bytes: 0,
         false_positive_percent: None,
         missed_keys: Vec::new(),
-        missed_by_old_x86_leveldb: 0,
         missed_by_unsigned_readers: 0,
+        missed_by_signed_readers: 0,
+        readings: Readings::default(),
         filter_block_ignored: None,
     };
     let filter_block = match &filter_entry {
@@ -133,7 +126,7 @@ pub fn audit<R: ReadAt + ?Sized>(
     let reachable = filters.map_or(0, |f| f.reachable_count(table.file_len()));
     let mut walk = Walk::new(
         name.as_deref(),
-        table.family(),
+        (table.family(), readers),
         filters,
         reachable,
         max_missed,
@@ -175,158 +168,20 @@ pub fn audit<R: ReadAt + ?Sized>(
             .found(walk.consulted_keys.iter().any(|&n| n > 0)),
         None => Dialect::Foreign,
     };
-    let (missed, besides) = (walk.missed, walk.missed_signed);
-    if report.dialect == Dialect::LegacySigned {
-        // Bits the signed hash wrote (HyperLevelDB, LevelDB < 1.18 on x86) are read
-        // by their writer with it: checked so; goleveldb's misses are a warning.
-        (report.missed, report.missed_keys) = (besides.count, besides.keys);
-        report.missed_by_unsigned_readers = missed.count;
-    } else {
-        (report.missed, report.missed_keys) = (missed.count, missed.keys);
-        report.missed_by_old_x86_leveldb = besides.count;
-    }
+    (report.missed, report.missed_keys) = (walk.missed.count, walk.missed.keys);
+    (
+        report.missed_by_unsigned_readers,
+        report.missed_by_signed_readers,
+    ) = (walk.missed_unsigned, walk.missed_signed);
+    report.readings = walk.readings;
     if let Some(filters) = filters {
-        // bloom2's false positives are not LevelDB's: not measured.
-        let reading = reader(&name, table.family()).filter(|_| !walk.bloom2);
-        summarize_filters(&mut report, filters, &walk.consulted_keys, reading);
+        // bloom2's false positives are not LevelDB's, and filters no reader reads
+        // let nothing through: neither is measured.
+        let measured = walk.readings.any() && !walk.bloom2;
+        summarize_filters(&mut report, filters, &walk.consulted_keys, measured);
     }
     report.filter_name = Some(name);
     Ok(report)
-}
-
-/// The walk through a table's keys, data block by data block, with the filter
-/// LevelDB consults for each block.
-struct Walk<'a> {
-    reading: Option<TailBytes>,
-    /// A Basho table's `leveldb.BuiltinBloomFilter2`: Basho's bloom2, whose readers
-    /// are Basho's; keys are checked with bloom2.
-    bloom2: bool,
-    legacy: bool,
-    filters: Option<&'a FilterBlock>,
-    /// The filter index of the blocks being walked, and what LevelDB does with it.
-    current: Option<(usize, Lookup<'a>)>,
-    hashes: KeyHashes,
-    writers: Writers,
-    /// Keys per filter index, of the filters LevelDB consults.
-    consulted_keys: Vec<usize>,
-    /// The keys the readers of the name today miss (`reading`).
-    missed: Misses,
-    /// For `leveldb.BuiltinBloomFilter`: the keys the signed reading misses.
-    missed_signed: Misses,
-    max_missed: usize,
-}
-
-/// Keys missed under one reading: how many, and the first of them in hex.
-#[derive(Default)]
-struct Misses {
-    count: usize,
-    keys: Vec<String>,
-}
-
-impl Misses {
-    fn add(&mut self, key: &[u8], max_missed: usize) {
-        self.count += 1;
-        if self.keys.len() < max_missed {
-            self.keys.push(hex_cut(key, SHOWN_KEY_BYTES));
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-}
-
-impl<'a> Walk<'a> {
-    fn new(
-        name: Option<&str>,
-        family: Family,
-        filters: Option<&'a FilterBlock>,
-        reachable: usize,
-        max_missed: usize,
-    ) -> Self {
-        Self {
-            reading: name.and_then(|name| reader(name, family)),
-            bloom2: family == Family::Basho && name == Some(POLICY_NAME),
-            legacy: name == Some(LEGACY_POLICY_NAME),
-            filters,
-            current: None,
-            hashes: KeyHashes::default(),
-            writers: Writers::new(name.unwrap_or("")),
-            consulted_keys: vec![0; reachable],
-            missed: Misses::default(),
-            missed_signed: Misses::default(),
-            max_missed,
-        }
-    }
-
-    /// Starts the data block at `offset`, finishing the filter before it when this
-    /// block has another.
-    fn enter(&mut self, offset: u64) {
-        let Some(filters) = self.filters else {
-            return;
-        };
-        let index = filters.index_of(offset);
-        if self.current.is_some_and(|(i, _)| i == index) {
-            return;
-        }
-        self.finish_filter();
-        self.current = Some((index, filters.lookup(index)));
-    }
-
-    /// Narrows the writers down with the filter walked so far, if LevelDB consults
-    /// it and it covers keys.
-    fn finish_filter(&mut self) {
-        if let Some((_, Lookup::Filter(filter))) = self.current.take() {
-            if !self.hashes.unsigned.is_empty() {
-                self.writers.narrow(filter, &self.hashes);
-            }
-        }
-        self.hashes.clear();
-    }
-
-    /// Checks `key`, whose hash under the unsigned reading is `unsigned`.
-    fn key(&mut self, key: &[u8], unsigned: u32) {
-        let Some((index, lookup)) = self.current else {
-            return;
-        };
-        let ambiguous = tail_is_ambiguous(key);
-        let signed = if ambiguous {
-            bloom_hash_with(key, TailBytes::Signed)
-        } else {
-            unsigned
-        };
-        let found = match lookup {
-            Lookup::Filter(filter) => {
-                if let Some(keys) = self.consulted_keys.get_mut(index) {
-                    *keys += 1;
-                }
-                self.hashes.unsigned.push(unsigned);
-                self.hashes.signed.push(signed);
-                self.hashes.ambiguous |= ambiguous;
-                if self.bloom2 {
-                    return self.found(key, bloom2::key_may_match(key, filter));
-                }
-                let filter = Filter::new(filter);
-                if self.legacy && !filter.may_contain_hash(signed) {
-                    self.missed_signed.add(key, self.max_missed);
-                }
-                match self.reading {
-                    Some(TailBytes::Signed) => filter.may_contain_hash(signed),
-                    _ => filter.may_contain_hash(unsigned),
-                }
-            }
-            Lookup::Absent => false,
-            Lookup::MayMatch => true,
-        };
-        self.found(key, found);
-    }
-
-    /// Counts `key` missed unless `found`, when a reader of the filter's name is known.
-    fn found(&mut self, key: &[u8], found: bool) {
-        if !found && self.reading.is_some() {
-            self.missed.add(key, self.max_missed);
-        }
-    }
 }
 
 /// The filters' count, bytes, bits per key, k, and measured false-positive rate.
@@ -334,7 +189,7 @@ fn summarize_filters(
     report: &mut TableReport,
     filters: &FilterBlock,
     consulted_keys: &[usize],
-    reading: Option<TailBytes>,
+    measured: bool,
 ) {
     report.filters = filters.count();
     let consulted = consulted_filters(filters, consulted_keys);
@@ -345,7 +200,7 @@ fn summarize_filters(
     report.k = consulted.iter().find_map(|(f, _)| f.last().copied());
     let (measured_bits_per_key, false_positive_percent) = measure(&consulted);
     report.measured_bits_per_key = measured_bits_per_key;
-    if reading.is_some() {
+    if measured {
         report.false_positive_percent = false_positive_percent;
     }
 }

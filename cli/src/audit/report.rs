@@ -57,6 +57,10 @@ pub enum Verdict {
     /// Nothing to audit: no table, and no database whose current version was read
     /// (a directory with neither `CURRENT` nor table files: a wrong path).
     NothingAudited,
+    /// Databases read whole, whose current versions list no table (a fresh
+    /// database: what was written is in the log only), or whose tables a compaction
+    /// deleted while the audit ran: no filter was checked, nothing can be missed.
+    NoTables,
 }
 
 #[derive(Default, Serialize)]
@@ -76,6 +80,12 @@ pub struct Report {
     pub skipped: Vec<String>,
     pub notes: Vec<String>,
 }
+
+/// Who reads `leveldb.BuiltinBloomFilter` with each hash.
+const UNSIGNED_READERS: &str =
+    "readers of leveldb.BuiltinBloomFilter with the unsigned hash (--reader goleveldb, old-leveldb-arm)";
+const SIGNED_READERS: &str =
+    "readers of leveldb.BuiltinBloomFilter with the signed hash (--reader hyperleveldb, old-leveldb-x86)";
 
 const GUIDANCE: &str = "\
 what to do: Gets of the missed keys can answer \"not found\" while the keys are there.
@@ -123,6 +133,8 @@ impl Report {
             && !self.databases.iter().any(|d| d.tables_from == "manifest")
         {
             Verdict::NothingAudited
+        } else if self.tables.is_empty() {
+            Verdict::NoTables
         } else {
             Verdict::Ok
         });
@@ -143,24 +155,35 @@ impl Report {
                     t.file
                 ));
             }
-            if t.missed_by_old_x86_leveldb > 0 {
+            let readers = [
+                (
+                    t.missed_by_unsigned_readers,
+                    t.readings.unsigned,
+                    UNSIGNED_READERS,
+                ),
+                (
+                    t.missed_by_signed_readers,
+                    t.readings.signed,
+                    SIGNED_READERS,
+                ),
+            ];
+            for (missed, counted, who) in readers.into_iter().filter(|(n, ..)| *n > 0) {
+                let counted = if counted {
+                    "counted as missed: if no such program reads this database, name its readers with --reader"
+                } else {
+                    "not counted: no --reader named reads it so"
+                };
                 self.notes.push(format!(
-                    "{}: LevelDB before 1.18 on x86 (signed hash) would miss {} keys",
-                    t.file, t.missed_by_old_x86_leveldb
-                ));
-            }
-            if t.missed_by_unsigned_readers > 0 {
-                self.notes.push(format!(
-                    "{}: its filters hold the signed hash (HyperLevelDB, LevelDB before 1.18 on x86), checked with it; goleveldb (unsigned hash) would miss {} keys",
-                    t.file, t.missed_by_unsigned_readers
+                    "{}: {who} would miss {missed} keys ({counted})",
+                    t.file
                 ));
             }
         }
     }
 
-    /// No key missed, every table read, and something read.
+    /// No key missed and every table read: tables, or databases that have none.
     pub fn clean(&self) -> bool {
-        self.verdict == Some(Verdict::Ok)
+        matches!(self.verdict, Some(Verdict::Ok | Verdict::NoTables))
     }
 
     pub fn json(&self) -> String {
@@ -176,7 +199,7 @@ impl Report {
             let level = t.level.map_or(String::new(), |l| format!("L{l}  "));
             let _ = writeln!(
                 out,
-                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key ({:.1} true)  k={}  {} filter bytes  {}",
+                "{}  {}{}  {}  filters {}  entries {}  missed {}  {:.1} bits/key ({:.1} for the whole block)  k={}  {} filter bytes  {}",
                 t.file,
                 level,
                 t.dialect.name(),
@@ -260,6 +283,8 @@ impl Report {
                 Some(Verdict::KeysMissed) => "FAILED: keys would be missed (listed above)",
                 Some(Verdict::NothingAudited) =>
                     "FAILED: nothing audited: no LevelDB database (CURRENT) and no table file (*.ldb, *.sst) here",
+                Some(Verdict::NoTables) =>
+                    "NOTHING TO AUDIT: no live table, so no filter was checked (exit status 0: nothing can be missed yet)",
                 _ => "FAILED: some tables could not be read (listed above)",
             }
         );
@@ -289,14 +314,16 @@ mod tests {
         nothing.finish();
         assert_eq!(nothing.verdict, Some(Verdict::NothingAudited));
         assert!(!nothing.clean());
-        // A database whose current version lists no table: audited, clean.
+        // A database whose current version lists no table: clean, but not OK.
         let mut empty_db = Report::default();
         empty_db.databases.push(Database {
             path: "db".into(),
             tables_from: "manifest",
         });
         empty_db.finish();
+        assert_eq!(empty_db.verdict, Some(Verdict::NoTables));
         assert!(empty_db.clean());
+        assert!(!empty_db.text().contains("OK"), "{}", empty_db.text());
         let mut unreadable = Report::default();
         unreadable.add(Path::new("t.ldb"), Outcome::Unreadable(None, "gone".into()));
         unreadable.add(Path::new("u.ldb"), Outcome::Skipped);

@@ -1,29 +1,7 @@
-//! The audit's decisions on filters it has read: which reading a filter name gets,
-//! and what its filters cost and let through.
+//! The audit's decisions on filters it has read: what its filters cost and let
+//! through.
 
 use super::*;
-
-#[test]
-fn each_filter_name_is_read_as_its_writers_hash_it() {
-    assert_eq!(
-        reader(POLICY_NAME, Family::Leveldb),
-        Some(TailBytes::Unsigned)
-    );
-    assert_eq!(
-        reader(LEGACY_POLICY_NAME, Family::Leveldb),
-        Some(TailBytes::Unsigned)
-    );
-    // Basho's own reader of the old name hashes tail bytes signed.
-    assert_eq!(
-        reader(LEGACY_POLICY_NAME, Family::Basho),
-        Some(TailBytes::Signed)
-    );
-    assert_eq!(
-        reader(ROCKSDB_BLOCK_BASED, Family::Leveldb),
-        Some(TailBytes::Signed)
-    );
-    assert_eq!(reader("my.own.filter", Family::Leveldb), None);
-}
 
 #[test]
 fn bits_per_key_leave_out_the_k_byte_and_no_key_measures_nothing() {

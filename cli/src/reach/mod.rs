@@ -14,18 +14,28 @@
 //! (src/self_bound.rs).
 
 pub mod command;
+mod elf_read;
+mod script;
+mod verdict;
 
-use anyhow::{anyhow, Result};
-use goblin::elf::dynamic::{DF_SYMBOLIC, DT_SYMBOLIC};
-use goblin::elf::header::ET_EXEC;
-use goblin::elf::program_header::PT_INTERP;
-use goblin::elf::Elf;
 use serde::Serialize;
+
+pub use elf_read::{read_elf, ElfParts};
+pub use script::{read_script, Script};
+pub use verdict::{DefaultBits, Verdict};
 
 /// `leveldb::NewBloomFilterPolicy(int)`.
 const NEW_POLICY: &str = "_ZN7leveldb20NewBloomFilterPolicyEi";
 /// LevelDB's C API's bloom policy, which calls it.
 const C_NEW_POLICY: &str = "leveldb_filterpolicy_create_bloom";
+/// LevelDB's C API's open, and the start of `leveldb::DB::Open`'s names (each
+/// `std::string` ABI spells the rest its way): what `LEVELDB_BLOOM_DEFAULT_BITS`
+/// interposes.
+const C_OPEN: &str = "leveldb_open";
+/// The C API's setter, which tells the default bits where a LevelDB's `Options`
+/// keeps its filter policy.
+const C_SET_POLICY: &str = "leveldb_options_set_filter_policy";
+const OPEN_PREFIX: &str = "_ZN7leveldb2DB4Open";
 /// What LevelDB with its bloom policy leaves in a file's data: the policy's name and
 /// the internal-key comparator's (db/dbformat.cc), which a program merely naming the
 /// policy lacks.
@@ -36,90 +46,6 @@ const LEVELDB_MARKS: [&[u8]; 2] = [
 /// The name of libleveldb_bloom's statistics variable: a file holding it holds the
 /// swap itself (libleveldb_bloom.so, or a program linked with libleveldb_bloom.a).
 const SWAP_MARK: &[u8] = b"LEVELDB_BLOOM_STATS";
-
-/// What `reach` finds in one file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// It imports LevelDB's bloom functions: the dynamic linker binds them.
-    CallsThroughLinker,
-    /// It exports `leveldb::NewBloomFilterPolicy` and calls it through a relocation.
-    ExportsAndRelocates,
-    /// It holds the swap itself.
-    IsTheSwap,
-    /// Linked `-Bsymbolic`.
-    Symbolic,
-    /// Exports it, no relocation names it: `-Bsymbolic-functions`.
-    SymbolicFunctions,
-    /// A program with LevelDB linked statically, not exported.
-    StaticLink,
-    /// A library whose LevelDB does not export it.
-    Hidden,
-    /// No LevelDB bloom function in it, called or held.
-    NoLevelDb,
-}
-
-impl Verdict {
-    /// Whether `LD_PRELOAD` reaches every LevelDB bloom call in the file.
-    pub fn reached(self) -> bool {
-        !matches!(
-            self,
-            Self::Symbolic | Self::SymbolicFunctions | Self::StaticLink | Self::Hidden
-        )
-    }
-
-    /// What it means, in a sentence.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Self::CallsThroughLinker => {
-                "calls LevelDB's bloom functions through the dynamic linker: LD_PRELOAD \
-                 reaches them"
-            }
-            Self::ExportsAndRelocates => {
-                "holds LevelDB and calls leveldb::NewBloomFilterPolicy through the dynamic \
-                 linker (a PLT or GOT relocation, no -Bsymbolic): LD_PRELOAD reaches it"
-            }
-            Self::IsTheSwap => "holds libleveldb_bloom itself: already swapped",
-            Self::Symbolic => {
-                "binds leveldb::NewBloomFilterPolicy inside itself: linked with -Bsymbolic \
-                 (DT_FLAGS has DF_SYMBOLIC); LD_PRELOAD cannot reach it"
-            }
-            Self::SymbolicFunctions => {
-                "binds leveldb::NewBloomFilterPolicy inside itself: linked with \
-                 -Bsymbolic-functions (it exports the function, but no relocation names \
-                 it); LD_PRELOAD cannot reach it"
-            }
-            Self::StaticLink => {
-                "holds LevelDB linked statically (no dynamic symbol \
-                 leveldb::NewBloomFilterPolicy); LD_PRELOAD cannot reach it"
-            }
-            Self::Hidden => {
-                "holds LevelDB with hidden symbols (no dynamic symbol \
-                 leveldb::NewBloomFilterPolicy); LD_PRELOAD cannot reach it"
-            }
-            Self::NoLevelDb => "no LevelDB bloom function in it, called or held",
-        }
-    }
-
-    /// The route that swaps the file's LevelDB.
-    pub fn route(self) -> &'static str {
-        match self {
-            Self::CallsThroughLinker | Self::ExportsAndRelocates => {
-                "LD_PRELOAD=libleveldb_bloom.so, or link -lleveldb_bloom ahead of -lleveldb"
-            }
-            Self::IsTheSwap | Self::NoLevelDb => "nothing to do",
-            Self::Symbolic | Self::SymbolicFunctions => {
-                "rebuild it without that flag (a Python extension: LDSHARED without \
-                 -Wl,-Bsymbolic-functions), or link libleveldb_bloom.a into it ahead of \
-                 LevelDB, or build its LevelDB with contrib/leveldb/util/bloom.cc"
-            }
-            Self::StaticLink | Self::Hidden => {
-                "link libleveldb_bloom.a into it ahead of LevelDB, or build its LevelDB \
-                 with contrib/leveldb/util/bloom.cc"
-            }
-        }
-    }
-}
 
 /// libstdc++'s `std::string` ABI, as a file's names show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -133,88 +59,88 @@ pub enum StringAbi {
     Both,
 }
 
-/// One file's findings.
+/// One ELF file's findings.
 #[derive(Debug, Serialize)]
 pub struct FileReach {
     pub verdict: Verdict,
-    pub reached: bool,
+    /// Whether `LD_PRELOAD` reaches every LevelDB bloom call in the file; `None`
+    /// when the file cannot tell (an interpreter: its LevelDB is in a module it loads).
+    pub reached: Option<bool>,
     /// Whether LevelDB's code is in the file.
     pub holds_leveldb: bool,
     /// The ABI its LevelDB's names show, else the one of its libstdc++ string imports
     /// (none for a file without LevelDB).
     pub string_abi: Option<StringAbi>,
+    /// Whether `LEVELDB_BLOOM_DEFAULT_BITS` reaches the databases it opens; none for
+    /// a file that opens none.
+    pub default_bits: Option<DefaultBits>,
 }
 
-/// Reads the ELF file `bytes`; an error when it is not one.
-pub fn reach(bytes: &[u8]) -> Result<FileReach> {
-    if !bytes.starts_with(b"\x7fELF") {
-        return Err(anyhow!(
-            "not an ELF file (a program, shared library or extension module)"
-        ));
-    }
-    let elf = Elf::parse(bytes).map_err(|e| anyhow!("a damaged ELF file: {e}"))?;
-    let holds = |mark: &[u8]| memchr::memmem::find(bytes, mark).is_some();
-    let holds_leveldb = LEVELDB_MARKS.iter().all(|mark| holds(mark));
-    let name_of = |index: usize| {
-        elf.dynsyms
-            .get(index)
-            .and_then(|symbol| elf.dynstrtab.get_at(symbol.st_name))
-    };
-    let (mut exports, mut imports) = (false, false);
-    for symbol in elf.dynsyms.iter() {
-        let Some(name) = elf.dynstrtab.get_at(symbol.st_name) else {
-            continue;
-        };
-        if name == NEW_POLICY {
-            exports |= !symbol.is_import();
-        }
-        if name == NEW_POLICY || name == C_NEW_POLICY {
-            imports |= symbol.is_import();
-        }
-    }
-    let relocates = elf
-        .pltrelocs
-        .iter()
-        .chain(elf.dynrelas.iter())
-        .chain(elf.dynrels.iter())
-        .any(|relocation| relocation.r_sym != 0 && name_of(relocation.r_sym) == Some(NEW_POLICY));
-    let symbolic = elf.dynamic.as_ref().is_some_and(|dynamic| {
-        dynamic.info.flags & DF_SYMBOLIC != 0
-            || dynamic.dyns.iter().any(|entry| entry.d_tag == DT_SYMBOLIC)
-    });
-    let program = elf.header.e_type == ET_EXEC
-        || elf
-            .program_headers
-            .iter()
-            .any(|header| header.p_type == PT_INTERP);
-    let verdict = if holds(SWAP_MARK) {
+/// The marks [`judge`] looks for in a file's read-only data: LevelDB's two, then
+/// the swap's.
+pub const MARKS: [&[u8]; 3] = [LEVELDB_MARKS[0], LEVELDB_MARKS[1], SWAP_MARK];
+
+/// Judges the ELF file whose parts (read with [`MARKS`]) are `parts`.
+pub fn judge(parts: &ElfParts) -> FileReach {
+    let holds_leveldb = parts.marks[..2].iter().all(|&held| held);
+    let defines = |name: &str| parts.symbols.iter().any(|s| !s.import && s.name == name);
+    let imports = |name: &str| parts.symbols.iter().any(|s| s.import && s.name == name);
+    let opens = |s: &elf_read::DynSymbol| s.name == C_OPEN || s.name.starts_with(OPEN_PREFIX);
+    let exports = defines(NEW_POLICY);
+    let calls_bloom = imports(NEW_POLICY) || imports(C_NEW_POLICY);
+    let imports_open = parts.symbols.iter().any(|s| s.import && opens(s));
+    let exports_open = parts.symbols.iter().any(|s| !s.import && opens(s));
+    let relocates = |name: &dyn Fn(&str) -> bool| parts.relocated.iter().any(|r| name(r));
+    // An interpreter defines its main function, or imports it from its library.
+    let interpreter = verdict::interpreter_of(|name| defines(name) || imports(name));
+    let verdict = if parts.marks[2] {
         Verdict::IsTheSwap
-    } else if exports && symbolic {
+    } else if exports && parts.symbolic {
         Verdict::Symbolic
-    } else if exports && !relocates {
+    } else if exports && !relocates(&|r| r == NEW_POLICY) {
         Verdict::SymbolicFunctions
     } else if exports {
         Verdict::ExportsAndRelocates
-    } else if holds_leveldb && program {
+    } else if holds_leveldb && parts.program {
         Verdict::StaticLink
     } else if holds_leveldb {
         Verdict::Hidden
-    } else if imports {
-        Verdict::CallsThroughLinker
+    } else if calls_bloom {
+        verdict::linked_order(&parts.needed)
+    } else if imports_open {
+        Verdict::OpensWithoutPolicy
+    } else if let Some(interpreter) = interpreter {
+        interpreter
     } else {
         Verdict::NoLevelDb
     };
-    let names = elf
-        .dynsyms
-        .iter()
-        .filter_map(|symbol| elf.dynstrtab.get_at(symbol.st_name));
-    let has_leveldb = !matches!(verdict, Verdict::IsTheSwap | Verdict::NoLevelDb);
-    Ok(FileReach {
+    let open_relocated = relocates(&|r| r.starts_with(OPEN_PREFIX));
+    // The library learns where `Options` keeps the policy from that LevelDB's C API.
+    let c_api = defines(C_SET_POLICY);
+    let default_bits = if verdict == Verdict::IsTheSwap {
+        None
+    } else if imports_open {
+        Some(DefaultBits::Reaches)
+    } else if exports_open && open_relocated && !parts.symbolic {
+        Some(if c_api {
+            DefaultBits::Reaches
+        } else {
+            DefaultBits::NoCApi
+        })
+    } else if exports_open || holds_leveldb {
+        Some(DefaultBits::BoundInside)
+    } else {
+        None
+    };
+    let names = parts.symbols.iter().map(|s| s.name.as_str());
+    let has_leveldb = verdict.concerns_leveldb();
+    FileReach {
         verdict,
         reached: verdict.reached(),
         holds_leveldb,
         string_abi: string_abi(names).filter(|_| has_leveldb),
-    })
+        default_bits,
+    }
 }
 
 /// The `std::string` ABI of a file's LevelDB: from LevelDB's own names that take a
@@ -243,43 +169,4 @@ fn string_abi<'a>(names: impl Iterator<Item = &'a str>) -> Option<StringAbi> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_elf_files_are_read() {
-        let error = reach(b"#!/bin/sh\n").unwrap_err();
-        assert!(format!("{error}").contains("not an ELF file"), "{error}");
-        assert!(reach(b"\x7fELF\x02\x01").is_err());
-    }
-
-    #[test]
-    fn names_tell_the_string_abi() {
-        let cxx11 = "_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_";
-        let cxx98 = "_ZN7leveldb2DB4OpenERKNS_7OptionsERKSsPPS0_";
-        assert_eq!(string_abi([cxx11].into_iter()), Some(StringAbi::Cxx11));
-        assert_eq!(
-            string_abi(
-                [
-                    cxx98,
-                    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_appendEPKcm"
-                ]
-                .into_iter()
-            ),
-            Some(StringAbi::Cxx98)
-        );
-        assert_eq!(
-            string_abi(["_ZNSs6appendEPKcm"].into_iter()),
-            Some(StringAbi::Cxx98)
-        );
-        assert_eq!(string_abi(["malloc"].into_iter()), None);
-    }
-
-    #[test]
-    fn only_unreachable_verdicts_fail() {
-        assert!(Verdict::CallsThroughLinker.reached());
-        assert!(Verdict::NoLevelDb.reached());
-        assert!(!Verdict::SymbolicFunctions.reached());
-        assert!(!Verdict::Hidden.reached());
-    }
-}
+mod tests;

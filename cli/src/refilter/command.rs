@@ -16,6 +16,9 @@ use crate::refilter::refilter;
 /// What `--dry-run` compares when not given `--bits-per-key`: LevelDB's usual 10,
 /// and a smaller and a larger choice.
 const DRY_RUN_BITS: [u32; 3] = [6, 10, 16];
+/// What refilter writes when not given `--bits-per-key`: LevelDB's usual choice
+/// (`NewBloomFilterPolicy(10)`), what `LEVELDB_BLOOM_DEFAULT_BITS=10` gives.
+const DEFAULT_BITS: u32 = 10;
 
 /// Runs `refilter` (or its dry run) on the database at `path`. A refilter that
 /// changed nothing writes its report on stdout and fails with why (exit status 1).
@@ -48,12 +51,16 @@ pub fn run(
         let document = serde_json::to_string_pretty(&report).expect("plain data");
         (shown(document, report.text()), None)
     } else {
-        let [bits] = bits_per_key else {
-            let why = "--bits-per-key N: one value is required, except with --dry-run \
-                       (which compares 6, 10 and 16 unless given a list)";
-            return Err(UsageError(why.into()).into());
+        let bits = match bits_per_key {
+            [] => DEFAULT_BITS,
+            [bits] => *bits,
+            _ => {
+                let why = "--bits-per-key N: one value, except with --dry-run (which \
+                           compares a list: 6, 10 and 16 unless given one)";
+                return Err(UsageError(why.into()).into());
+            }
         };
-        let (report, outcome) = refilter(path, policy_at(*bits));
+        let (report, outcome) = refilter(path, policy_at(bits));
         let document = serde_json::to_string_pretty(&report).expect("plain data");
         (shown(document, report.text()), outcome.err())
     };

@@ -12,29 +12,24 @@ use std::io::{self, Write};
 use crate::refilter::db_dir::{DbDir, Ownership};
 
 /// The database's `LOCK`, held as LevelDB holds it (an `fcntl` write lock) and as
-/// goleveldb does (`flock`), until dropped; removed then if this run created it
-/// and did not [`keep`](Self::keep) it, so that a failed run leaves no file.
-pub struct DbLock<'d> {
-    dir: &'d DbDir,
+/// goleveldb does (`flock`), until dropped. Never removed, even when this run made
+/// it and changed nothing: LevelDB never deletes its `LOCK`, since a program that
+/// opened it just before an unlink would lock a deleted file while the next opener
+/// made a fresh one, and two writers would share the database.
+pub struct DbLock {
     _file: File,
-    remove: bool,
 }
 
 /// `LOCK`'s permissions when it is created, as LevelDB creates it (before the umask).
 const LOCK_MODE: u32 = 0o644;
 
-impl<'d> DbLock<'d> {
+impl DbLock {
     /// Takes the lock of the database in `dir`; an error when a program holds it.
-    pub fn acquire(dir: &'d DbDir) -> Result<Self> {
+    pub fn acquire(dir: &DbDir) -> Result<Self> {
         let path = dir.display("LOCK");
         let named = |e: io::Error| anyhow!("{path}: {e}");
-        let (file, created) = dir.open_or_create("LOCK", LOCK_MODE).map_err(named)?;
-        // Made now, it is removed again on any failure below.
-        let lock = Self {
-            dir,
-            _file: file,
-            remove: created,
-        };
+        let file = dir.open_or_create("LOCK", LOCK_MODE).map_err(named)?;
+        let lock = Self { _file: file };
         let held = || {
             let who =
                 crate::lock::holder_of(&lock._file).map_or(String::new(), |h| format!(": {h}"));
@@ -60,21 +55,6 @@ impl<'d> DbLock<'d> {
             Ok(()) => Ok(lock),
             Err(std::fs::TryLockError::WouldBlock) => Err(held()),
             Err(std::fs::TryLockError::Error(e)) => Err(named(e)),
-        }
-    }
-
-    /// Leaves `LOCK` in place when released (the run changed the database, which
-    /// LevelDB's next open would give a `LOCK` anyway).
-    pub fn keep(&mut self) {
-        self.remove = false;
-    }
-}
-
-impl Drop for DbLock<'_> {
-    fn drop(&mut self) {
-        if self.remove {
-            // Removed while still held, so no other process took it meanwhile.
-            let _ = self.dir.remove("LOCK");
         }
     }
 }

@@ -73,27 +73,25 @@ impl DbDir {
         Ok(File::from(fd))
     }
 
-    /// Opens `name` for reading and writing, creating it (`mode`) if missing;
-    /// whether it was created. A symlink or anything but a regular file is an
-    /// error.
-    pub fn open_or_create(&self, name: &str, mode: u32) -> io::Result<(File, bool)> {
+    /// Opens `name` for reading and writing, creating it (`mode`) if missing. A
+    /// symlink or anything but a regular file is an error.
+    pub fn open_or_create(&self, name: &str, mode: u32) -> io::Result<File> {
         let flags = OFlags::RDWR | SAFE;
-        let (fd, created) = match rustix::fs::openat(
+        let fd = match rustix::fs::openat(
             &self.fd,
             name,
             flags | OFlags::CREATE | OFlags::EXCL,
             Mode::from_raw_mode(mode),
         ) {
-            Ok(fd) => (fd, true),
-            Err(rustix::io::Errno::EXIST) => (
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::EXIST) => {
                 rustix::fs::openat(&self.fd, name, flags, Mode::empty())
-                    .map_err(|e| self.not_followed(name, e))?,
-                false,
-            ),
+                    .map_err(|e| self.not_followed(name, e))?
+            }
             Err(e) => return Err(self.not_followed(name, e)),
         };
         check_regular(&fd)?;
-        Ok((File::from(fd), created))
+        Ok(File::from(fd))
     }
 
     /// Creates `name` for writing (and reading back), with the permissions and owner of `like` (as far

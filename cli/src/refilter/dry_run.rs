@@ -1,7 +1,10 @@
 //! `leveldb-bloom refilter --dry-run`: what the database's filters cost and save
 //! now, and what they would with each bits per key asked about, per level and in
 //! total, without writing anything. The candidate filters are built in memory as
-//! refilter would write them (`FilterBlockBuilder`, the core crate's policy).
+//! refilter would write them (`FilterBlockBuilder`, the core crate's policy). An
+//! absent Get is counted on the tables whose key ranges it falls in (`ranges`).
+
+mod ranges;
 
 use std::path::Path;
 
@@ -12,7 +15,9 @@ use leveldb_table::{each_user_key, FilterBlock, FilterBlockBuilder, ReadAt, Tabl
 use serde::Serialize;
 
 use crate::audit::{audit, consulted_filters, false_positives};
+use crate::database::BYTEWISE;
 use crate::hints::KEYS_IN_LOG;
+use ranges::RangeCounter;
 
 /// What a set of filters costs and saves.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -32,9 +37,10 @@ pub struct Cost {
     /// The measured share of absent keys a consulted table's filter lets through,
     /// weighted by entries (100 for a table with no filter LevelDB consults).
     pub false_positive_percent: f64,
-    /// Data blocks an absent Get reads, summed over the tables it consults: every
-    /// level-0 table and one table per deeper level (a key inside every table's
-    /// range, the costliest case), each read with its false-positive rate.
+    /// Data blocks an absent Get reads, summed over the tables it consults (the
+    /// level-0 tables whose key range holds it, and at most one table per deeper
+    /// level), each read with its false-positive rate; absent keys taken to fall
+    /// where the database's keys fall.
     pub expected_block_reads: f64,
 }
 
@@ -64,6 +70,8 @@ pub struct DryRun {
 struct TableCost {
     entries: u64,
     fp: f64,
+    /// The share of absent Gets that consult the table.
+    consulted: f64,
     cost: Cost,
 }
 
@@ -72,8 +80,11 @@ struct TableCost {
 pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
     let version = live_version(dir)?;
     let name = policies[0].name();
+    let bytewise = (version.comparator.as_deref()).is_none_or(|c| c == BYTEWISE.as_bytes());
+    let mut ranges = RangeCounter::new(&version.levels, bytewise);
     let mut levels = Vec::new();
     let mut all: Vec<(usize, Vec<TableCost>)> = Vec::new();
+    let mut index = 0;
     for level in 0..NUM_LEVELS {
         let mut tables = Vec::new();
         for table in version.files(level) {
@@ -81,18 +92,29 @@ pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
             let named = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());
             let file = leveldb_table::open_regular_file(&path).map_err(|e| named(&e))?;
             let current = current_cost(&path, &file, name).map_err(|e| named(&e))?;
-            let candidates = candidate_costs(&file, policies).map_err(|e| named(&e))?;
+            let count = &mut |key: &[u8]| ranges.count(key, index);
+            let candidates = candidate_costs(&file, policies, count).map_err(|e| named(&e))?;
             tables.push(
                 std::iter::once(current)
                     .chain(candidates)
                     .collect::<Vec<_>>(),
             );
+            index += 1;
         }
         if !tables.is_empty() {
             all.push((level, tables.into_iter().flatten().collect()));
         }
     }
     let width = policies.len() + 1;
+    // Every key read: each table's share of absent Gets is known now.
+    let each_table = all
+        .iter_mut()
+        .flat_map(|(_, costs)| costs.chunks_mut(width));
+    for (index, table) in each_table.enumerate() {
+        table
+            .iter_mut()
+            .for_each(|cost| cost.consulted = ranges.share(index));
+    }
     for (level, costs) in &all {
         levels.push(sum_level(*level, costs, width));
     }
@@ -107,7 +129,7 @@ pub fn dry_run(dir: &Path, policies: &[BloomFilterPolicy]) -> Result<DryRun> {
 
 /// The table's filters as a reader of `name` sees them, from the audit.
 fn current_cost(path: &Path, file: &std::fs::File, name: &str) -> leveldb_table::Result<TableCost> {
-    let report = audit(path.display().to_string(), file, 0, &|_| {})?;
+    let report = audit(path.display().to_string(), file, 0, &[], &|_| {})?;
     let mut cost = Cost::default();
     let consulted =
         report.filter_name.as_deref() == Some(name) && report.filter_block_ignored.is_none();
@@ -126,14 +148,17 @@ fn current_cost(path: &Path, file: &std::fs::File, name: &str) -> leveldb_table:
     Ok(TableCost {
         entries: report.entries as u64,
         fp,
+        consulted: 0.0,
         cost,
     })
 }
 
-/// The filters each policy would write for the table, built and measured.
+/// The filters each policy would write for the table, built and measured; `count`
+/// is shown each user key.
 fn candidate_costs<R: ReadAt + ?Sized>(
     source: &R,
     policies: &[BloomFilterPolicy],
+    count: &mut dyn FnMut(&[u8]),
 ) -> leveldb_table::Result<Vec<TableCost>> {
     let table = Table::open(source)?;
     let mut builders: Vec<_> = policies
@@ -148,6 +173,7 @@ fn candidate_costs<R: ReadAt + ?Sized>(
     table.for_each_data_block(|handle, block| {
         each_user_key(block, handle.offset, |key| {
             builders.iter_mut().for_each(|b| b.add_key(key));
+            count(key);
             entries += 1;
         })?;
         let end = handle.end().expect("within the file");
@@ -169,6 +195,7 @@ fn candidate_costs<R: ReadAt + ?Sized>(
             TableCost {
                 entries,
                 fp,
+                consulted: 0.0,
                 cost: Cost {
                     bits_per_key: Some(policy.bits_per_key()),
                     tables_with_filter: 1,
@@ -202,11 +229,7 @@ fn sum_level(level: usize, costs: &[TableCost], width: usize) -> LevelCosts {
             weighted / entries as f64
         };
         cost.false_positive_percent = 100.0 * fp;
-        cost.expected_block_reads = if level == 0 {
-            column.iter().map(|t| t.fp).sum()
-        } else {
-            fp
-        };
+        cost.expected_block_reads = column.iter().map(|t| t.consulted * t.fp).sum();
         (entries, cost)
     };
     let (entries, current) = column(0);

@@ -76,10 +76,8 @@ impl RefilterReport {
                 self.database,
                 self.note.unwrap_or_default()
             ),
-            (_, Some(error)) => out += &format!(
-                "{}: nothing changed: {error}\n",
-                self.database
-            ),
+            // The error itself is printed once, on stderr, as every failure is.
+            (_, Some(_)) => out += &format!("{}: nothing changed (the error is on stderr).\n", self.database),
         }
         out
     }
@@ -139,12 +137,9 @@ fn commit_refiltered(
             dir.display("CURRENT")
         );
     }
-    let mut lock = DbLock::acquire(&dir)?;
-    let committed = refilter_locked(&dir, policy, report)?;
-    if committed {
-        lock.keep();
-    }
-    Ok(committed)
+    // Held until the end; LOCK stays, as LevelDB leaves it, whatever happens.
+    let _lock = DbLock::acquire(&dir)?;
+    refilter_locked(&dir, policy, report)
 }
 
 /// [`commit_refiltered`] once the database's `LOCK` is held.

@@ -71,7 +71,7 @@ fn the_report_says_what_was_committed_or_why_nothing_changed() {
         "{nothing}"
     );
     let failed = report(None, Some("db/LOCK: held")).text();
-    assert_eq!(failed, "db: nothing changed: db/LOCK: held\n");
+    assert_eq!(failed, "db: nothing changed (the error is on stderr).\n");
 }
 
 #[test]

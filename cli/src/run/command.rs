@@ -68,11 +68,15 @@ fn warn_if_unreached(program: &OsString) {
     let Some(path) = on_path(program) else {
         return;
     };
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Ok(file) = std::fs::File::open(&path) else {
         return;
     };
-    if let Ok(found) = crate::reach::reach(&bytes) {
-        if !found.reached {
+    let Ok(len) = file.metadata().map(|metadata| metadata.len()) else {
+        return;
+    };
+    let parts = crate::reach::read_elf(&file, len, &crate::reach::MARKS);
+    if let Ok(found) = parts.map(|parts| crate::reach::judge(&parts)) {
+        if found.reached == Some(false) {
             print_warning(&format!(
                 "{}: {}. The swap will not change its filters; route: {}",
                 path.display(),

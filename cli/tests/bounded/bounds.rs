@@ -8,7 +8,8 @@
 //! - `--bits-per-key` far past LevelDB's sane range: refused, saying what LevelDB does;
 //! - 20,000 tables a MANIFEST lists, all missing: the MANIFEST read twice, not 20,001 times;
 //! - a write-ahead log of one batch of 10 million tiny deletions: `explain --log`;
-//! - a MANIFEST of 2 million tiny live tables: `explain` (measured, ~30x).
+//! - a MANIFEST of 2 million tiny live tables: `explain` (measured, ~30x);
+//! - a 1 GiB sparse file, of zeros or a real ELF library extended: `reach`.
 
 // A binary of its own (tests/bounded): Linux gives a child the high-water mark of the
 // memory of the process that spawned it (kept across exec), and these tests bound the
@@ -324,4 +325,53 @@ fn a_manifest_of_millions_of_tiny_tables() {
     assert_eq!(r.code(), Some(0), "{}", r.stderr);
     let ratio = (r.max_rss_kib << 10) as f64 / size as f64;
     eprintln!("resident {ratio:.1} times the MANIFEST");
+}
+
+/// `reach` reads an ELF file's headers and tables where they lie, never the whole
+/// file: a 1 GiB sparse file of zeros, and Debian's LevelDB library extended to
+/// 1 GiB, each judged in under 64 MiB resident and 2 s of processor time.
+#[test]
+fn reach_judges_a_1_gib_file_by_its_headers() {
+    let dir = scratch();
+    let zeros = dir.0.join("zeros.so");
+    std::fs::File::create(&zeros)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let leveldb = std::fs::read_dir("/usr/lib/x86_64-linux-gnu")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libleveldb.so.1"))
+        });
+    let mut cases = vec![(zeros, "not an ELF file")];
+    if let Some(leveldb) = leveldb {
+        let extended = dir.0.join("libleveldb-extended.so");
+        std::fs::copy(&leveldb, &extended).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&extended)
+            .unwrap();
+        file.set_len(1 << 30).unwrap();
+        cases.push((extended, "holds LevelDB"));
+    }
+    for (file, said) in cases {
+        let r = run_tool(&["reach".as_ref(), file.as_os_str()], TIMEOUT, |_| {});
+        r.check(&format!("reach {}", file.display()), 64);
+        assert!(
+            r.cpu_seconds < 2.0,
+            "{}: {} s",
+            file.display(),
+            r.cpu_seconds
+        );
+        assert!(
+            r.stdout.contains(said) || r.stderr.contains(said),
+            "{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
 }

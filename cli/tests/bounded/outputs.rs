@@ -348,9 +348,21 @@ fn an_audit_is_ok_only_about_what_it_read() {
     // A fresh database: its MANIFEST lists no table yet.
     let fresh = scratch();
     craft::database(&fresh.0, &[craft::base_edit(1)]);
+    // Exit 0 (nothing can be missed), as the help says, but never "OK".
     let r = tool(&["audit", "--json", fresh.0.to_str().unwrap()]);
     assert_eq!(r.code(), Some(0), "{}", r.stdout);
     assert!(r.stdout.contains("lists no table yet"), "{}", r.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["verdict"], "no-tables", "{doc}");
+    let r = tool(&["audit", fresh.0.to_str().unwrap()]);
+    assert_eq!(r.code(), Some(0), "{}", r.stdout);
+    assert!(!r.stdout.contains("OK"), "{}", r.stdout);
+    assert!(r.stdout.ends_with("NOTHING TO AUDIT: no live table, so no filter was checked (exit status 0: nothing can be missed yet)\n"), "{}", r.stdout);
+    let help = tool(&["audit", "--help"]).stdout;
+    assert!(
+        help.contains("its last line then says there was nothing to audit"),
+        "{help}"
+    );
     // CURRENT unreadable (naming no MANIFEST), then a MANIFEST that does not parse:
     // the table is audited by its name, the verdict is not OK.
     let db = database(b"filter.leveldb.BuiltinBloomFilter2");

@@ -71,21 +71,36 @@ fn goleveldb_database() -> (Scratch, Scratch) {
     (db, scratch)
 }
 
+/// goleveldb's filters, under a name HyperLevelDB and LevelDB before 1.18 on x86
+/// read with the signed hash: their misses fail the audit, unless the user names
+/// goleveldb as the reader.
 #[test]
 fn goleveldb_database_is_legacy_unsigned() {
     let (db, _keys) = goleveldb_database();
     let (code, json) = audit_json(&db.0);
-    assert_eq!(code, 0, "{json}");
+    assert_eq!(
+        (code, &json["verdict"]),
+        (1, &"keys-missed".into()),
+        "{json}"
+    );
     for table in json["tables"].as_array().unwrap() {
         assert_eq!(table["dialect"], "legacy-unsigned", "{table}");
         assert_eq!(table["filter_name"], "leveldb.BuiltinBloomFilter");
-        assert_eq!(table["missed"], 0);
-        // Its keys with high tail bytes: an x86 LevelDB before 1.18 would miss some.
-        assert!(
-            table["missed_by_old_x86_leveldb"].as_u64().unwrap() > 0,
-            "{table}"
-        );
+        assert_eq!(table["missed_by_unsigned_readers"], 0);
+        // Its keys with high tail bytes: a signed reader would miss some.
+        let signed = table["missed_by_signed_readers"].as_u64().unwrap();
+        assert!(signed > 0, "{table}");
+        assert_eq!(table["missed"], signed);
     }
+    assert!(json["notes"]
+        .to_string()
+        .contains("name its readers with --reader"));
+    let (code, json) = audit_json_with(&db.0, &["--reader", "goleveldb"]);
+    assert_eq!((code, &json["verdict"]), (0, &"ok".into()), "{json}");
+    for table in json["tables"].as_array().unwrap() {
+        assert_eq!(table["missed"], 0);
+    }
+    assert!(json["notes"].to_string().contains("not counted"), "{json}");
 }
 
 /// Rewrites each filter of `table` (each but the first with `keep_first`) as a
@@ -131,41 +146,58 @@ fn signed_rewrite_unsigned_misses(tables: &[std::path::PathBuf], keep_first: boo
 
 /// Filters built with the signed hash under `leveldb.BuiltinBloomFilter`, every one
 /// of a table, as LevelDB before 1.18 on x86 and HyperLevelDB write them:
-/// `legacy-signed`, checked with the signed hash their writer reads them with;
-/// the keys goleveldb's unsigned reading would miss are a note, not a failure.
+/// `legacy-signed`. goleveldb, which reads the name with the unsigned hash, would
+/// miss keys: the audit fails (exit 1), unless the user names the readers
+/// (`--reader hyperleveldb`), when those keys are a note.
 #[test]
-fn signed_filters_are_legacy_signed_and_checked_with_the_signed_hash() {
+fn signed_filters_fail_for_unsigned_readers_unless_the_reader_is_named() {
     let (db, _keys) = goleveldb_database();
     // The live tables: those the audit reads (goleveldb leaves replaced ones behind
     // until it next opens the database).
     let tables = live_table_files(&db.0);
     let expected = signed_rewrite_unsigned_misses(&tables, false);
     let (code, json) = audit_json(&db.0);
-    assert_eq!(code, 0, "{json}");
-    let mut besides = 0;
+    assert_eq!(
+        (code, &json["verdict"]),
+        (1, &"keys-missed".into()),
+        "{json}"
+    );
+    let missed = |json: &serde_json::Value, field: &str| -> u64 {
+        let tables = json["tables"].as_array().unwrap();
+        tables.iter().map(|t| t[field].as_u64().unwrap()).sum()
+    };
     for table in json["tables"].as_array().unwrap() {
         assert_eq!(table["dialect"], "legacy-signed", "{table}");
-        assert_eq!(table["missed"], 0, "{table}");
-        besides += table["missed_by_unsigned_readers"].as_u64().unwrap();
+        assert_eq!(table["missed_by_signed_readers"], 0, "{table}");
     }
-    assert_eq!(besides, expected.len() as u64);
-    assert_eq!(json["verdict"], "ok");
+    assert_eq!(missed(&json, "missed"), expected.len() as u64);
+    assert_eq!(
+        missed(&json, "missed_by_unsigned_readers"),
+        expected.len() as u64
+    );
+    let (code, json) = audit_json_with(&db.0, &["--reader", "hyperleveldb"]);
+    assert_eq!((code, &json["verdict"]), (0, &"ok".into()), "{json}");
+    assert_eq!(missed(&json, "missed"), 0);
+    assert_eq!(
+        missed(&json, "missed_by_unsigned_readers"),
+        expected.len() as u64
+    );
     let notes = json["notes"].to_string();
     assert!(
-        notes.contains("goleveldb (unsigned hash) would miss"),
+        notes.contains("with the unsigned hash (--reader goleveldb, old-leveldb-arm) would miss")
+            && notes.contains("not counted"),
         "{notes}"
     );
 }
 
 /// Tables whose filters no one writer built (goleveldb's first filter, the signed
-/// hash's after it): checked with the name's unsigned readers today, every key they
-/// miss listed; exit 1.
+/// hash's after it): checked for goleveldb, every key it misses listed; exit 1.
 #[test]
 fn filters_of_mixed_writers_list_the_keys_unsigned_readers_miss() {
     let (db, _keys) = goleveldb_database();
     let tables = live_table_files(&db.0);
     let expected_missed = signed_rewrite_unsigned_misses(&tables, true);
-    let (code, json) = audit_json(&db.0);
+    let (code, json) = audit_json_with(&db.0, &["--reader", "goleveldb"]);
     assert_eq!(code, 1);
     let mut missed = Vec::new();
     for table in json["tables"].as_array().unwrap() {
@@ -193,7 +225,7 @@ fn filters_of_mixed_writers_list_the_keys_unsigned_readers_miss() {
 
     // --max-missed caps the keys listed, never the count; the text says what to do.
     let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
-        .args(["audit", "--max-missed", "3"])
+        .args(["audit", "--max-missed", "3", "--reader", "goleveldb"])
         .arg(&db.0)
         .output()
         .unwrap();
@@ -377,4 +409,34 @@ fn rocksdb_block_based_filters_are_read_with_the_signed_hash() {
         assert_eq!(table["dialect"], "rocksdb-block-based", "{table}");
         assert_eq!(table["filter_name"], "rocksdb.BuiltinBloomFilter");
     }
+}
+
+/// docs/tool.md's sample: a plyvel database and a goleveldb one audited for the
+/// programs that read them (`--reader leveldb --reader goleveldb`): OK, with the
+/// keys a signed reader of goleveldb's name would miss as a note, not counted.
+#[test]
+fn the_docs_sample_audit_is_what_it_prints() {
+    let dir = Scratch::new();
+    // 3,000 keys: goleveldb writes them into one table, the same at every run.
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let (keys, _) = keys_file(&dir.0, 3_000);
+    goleveldb_write(&dir.0.join("goleveldb-db"), &keys);
+    copy_db(&plyvel_database(false).0, &dir.0.join("plyvel-db"));
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .args([
+            "audit",
+            "--reader",
+            "leveldb",
+            "--reader",
+            "goleveldb",
+            "plyvel-db",
+            "goleveldb-db",
+        ])
+        .current_dir(&dir.0)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    let repo = std::path::Path::new(REPO);
+    test_support::samples::assert_sample(repo, "docs/tool.md", "tool-audit", &printed, &[]);
 }

@@ -261,7 +261,7 @@ fn mutate(bytes: &mut Vec<u8>, mutation: &Mutation) {
 /// and as a write-ahead log of batches.
 fn read_everything(bytes: &[u8]) -> bool {
     let audited =
-        leveldb_bloom_cli::audit::audit("fuzz".into(), bytes, usize::MAX, &|_| {}).is_ok();
+        leveldb_bloom_cli::audit::audit("fuzz".into(), bytes, usize::MAX, &[], &|_| {}).is_ok();
     if let Ok(page) = leveldb_bloom_cli::show::table_page("fuzz", bytes, None, Some(b"key")) {
         std::hint::black_box(page);
     }
@@ -463,7 +463,7 @@ fn mutated_databases_are_refiltered_whole_or_left_alone() {
                 let file = std::fs::File::open(&path).unwrap();
                 prop_assert_eq!(file.metadata().unwrap().len(), table.size);
                 let audit =
-                    leveldb_bloom_cli::audit::audit(String::new(), &file, 0, &|_| {}).unwrap();
+                    leveldb_bloom_cli::audit::audit(String::new(), &file, 0, &[], &|_| {}).unwrap();
                 prop_assert_eq!(audit.missed, 0);
                 prop_assert_eq!(
                     audit.filter_name.as_deref(),

@@ -98,13 +98,15 @@ fn dry_run_alone_compares_6_10_and_16_bits() {
         assert_eq!(bits(level), [6, 10, 16], "{level}");
     }
     assert!(json["total"].get("level").is_none(), "{}", json["total"]);
-    // Without --dry-run, one value is required.
-    let (code, _, stderr) = refilter_json(&db.0, &[]);
+    // Without --dry-run, one value at most; none is LevelDB's usual 10.
+    let (code, _, stderr) = refilter_json(&db.0, &["--bits-per-key", "6,10"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("--bits-per-key N: one value is required"),
+        stderr.contains("--bits-per-key N: one value, except with --dry-run"),
         "{stderr}"
     );
+    let (code, json, stderr) = refilter_json(&db.0, &[]);
+    assert_eq!((code, &json["bits_per_key"]), (0, &10.into()), "{stderr}");
 }
 
 /// A database whose keys are all in its log: no live table.

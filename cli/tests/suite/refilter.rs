@@ -208,16 +208,32 @@ fn rewrite_manifest(db: &Path, edit: impl FnOnce(Vec<Vec<u8>>) -> Vec<Vec<u8>>) 
     std::fs::write(&manifest, writer.into_inner()).unwrap();
 }
 
+/// Refused, and the error printed once: on stderr, the text report on stdout
+/// saying only that nothing changed.
 #[test]
 fn a_database_a_program_holds_is_refused() {
     let db = refilter_db("none");
     let mut holder = Holder::hold(&db.0);
-    refuses(
-        &db.0,
-        &format!(
-            "held by another process (a program has the database open: process {} holds LevelDB's LOCK)",
-            holder.0.id()
-        ),
+    let why = format!(
+        "held by another process (a program has the database open: process {} holds LevelDB's LOCK)",
+        holder.0.id()
+    );
+    refuses(&db.0, &why);
+    let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
+        .args(["refilter", "--bits-per-key", "10"])
+        .arg(&db.0)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches(why.as_str()).count(), 1, "{stderr}");
+    assert!(!stdout.contains(why.as_str()), "{stdout}");
+    assert!(
+        stdout.ends_with(": nothing changed (the error is on stderr).\n"),
+        "{stdout}"
     );
     holder.release();
 }

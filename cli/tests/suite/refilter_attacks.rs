@@ -2,7 +2,7 @@
 //! swapped for a symlink to another database while refilter runs (made
 //! deterministic by stopping refilter at each step of its commit, the swap done as
 //! `nobody`), a live table that is a symlink to a private file, a stray file of the
-//! largest number, and the `LOCK` a failed run made.
+//! largest number, and the `LOCK` a failed run made (kept, as LevelDB keeps it).
 
 use crate::common;
 
@@ -296,14 +296,22 @@ fn file_numbers_never_wrap() {
     }
 }
 
+/// LevelDB never deletes its LOCK: a program that opened it just before an unlink
+/// would hold its lock on a deleted file while the next opener made a fresh one.
+/// So a failed run leaves the LOCK it made, and the next run locks that same file.
 #[test]
-fn a_failed_run_removes_the_lock_it_made() {
+fn a_failed_run_keeps_the_lock_it_made() {
     let db = refilter_db("none");
     std::fs::remove_file(db.0.join("LOCK")).unwrap();
     let last = live_table_files(&db.0).pop().unwrap();
     let mut bytes = std::fs::read(&last).unwrap();
     bytes[100] ^= 0x40;
     std::fs::write(&last, bytes).unwrap();
+    let (code, _, stderr) = refilter_json(&db.0, &["--bits-per-key", "10"]);
+    assert_eq!(code, 1, "{stderr}");
+    let inode = |db: &Path| std::fs::metadata(db.join("LOCK")).expect("LOCK kept").ino();
+    let made = inode(&db.0);
+    // The second run finds it and changes nothing at all.
     refuses(&db.0, "checksum mismatch", "\0");
-    assert!(!db.0.join("LOCK").exists(), "no LOCK left behind");
+    assert_eq!(inode(&db.0), made, "the same LOCK, never replaced");
 }

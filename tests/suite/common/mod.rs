@@ -97,6 +97,17 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     command
 }
 
+/// `leveldb-bloom reach FILES`: its exit status and stdout.
+pub fn reach(files: &[&Path]) -> (i32, String) {
+    let output = command(tool())
+        .arg("reach")
+        .args(files)
+        .output()
+        .expect("the tool runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output.status.code().expect("an exit status"), stdout)
+}
+
 /// Runs a command and panics, showing its stdout and the end of its stderr, unless
 /// it exits 0; returns its output.
 pub fn succeed(command: &mut Command) -> Output {

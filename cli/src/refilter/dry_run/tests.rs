@@ -3,11 +3,14 @@
 use super::*;
 
 /// A table of `entries` entries whose filters (`filter_bytes`) let `fp` of absent
-/// keys through; `bits_per_key`: the candidate's, `None` for the current filters.
+/// keys through, consulted by a quarter of absent Gets per 100 entries (a level's
+/// ranges share the key space); `bits_per_key`: the candidate's, `None` for the
+/// current filters.
 fn table(bits_per_key: Option<u32>, entries: u64, filter_bytes: u64, fp: f64) -> TableCost {
     TableCost {
         entries,
         fp,
+        consulted: entries as f64 / 400.0,
         cost: Cost {
             bits_per_key,
             tables_with_filter: 1,
@@ -47,15 +50,23 @@ fn a_level_sums_its_tables_per_choice_and_weights_the_rate_by_entries() {
     assert_eq!(candidate.true_bits_per_key, 10.0);
     // (100 × 0.01 + 300 × 0.03) / 400 entries.
     assert!((candidate.false_positive_percent - 2.5).abs() < 1e-9);
-    // Past level 0, an absent Get consults one table of the level.
+    // An absent Get consults the table whose range it falls in.
     assert!((candidate.expected_block_reads - 0.025).abs() < 1e-9);
 }
 
 #[test]
-fn at_level_0_an_absent_get_reads_every_table_s_false_positives() {
-    let level = sum_level(0, &two_tables(), 2);
+fn at_level_0_an_absent_get_reads_the_false_positives_of_the_tables_whose_range_holds_it() {
+    let mut tables = two_tables();
+    // Both ranges hold every key: both tables are consulted.
+    tables.iter_mut().for_each(|t| t.consulted = 1.0);
+    let level = sum_level(0, &tables, 2);
     assert!((level.candidates[0].expected_block_reads - 0.04).abs() < 1e-9);
     assert_eq!(level.current.expected_block_reads, 2.0);
+    // The second table's range holds no key: never consulted.
+    tables[2..].iter_mut().for_each(|t| t.consulted = 0.0);
+    let level = sum_level(0, &tables, 2);
+    assert!((level.candidates[0].expected_block_reads - 0.01).abs() < 1e-9);
+    assert_eq!(level.current.expected_block_reads, 1.0);
 }
 
 #[test]
@@ -70,7 +81,7 @@ fn the_total_adds_the_levels_and_names_each_candidate_by_its_bits() {
     assert_eq!(candidate.bits_per_key, Some(10));
     assert_eq!(candidate.filter_bytes, 1000);
     assert!((candidate.false_positive_percent - 2.5).abs() < 1e-9);
-    assert!((candidate.expected_block_reads - 0.065).abs() < 1e-9);
+    assert!((candidate.expected_block_reads - 0.05).abs() < 1e-9);
 }
 
 #[test]

@@ -32,8 +32,14 @@ pub fn audit(args: &[&Path]) -> (i32, String, String) {
 }
 
 pub fn audit_json(path: &Path) -> (i32, serde_json::Value) {
+    audit_json_with(path, &[])
+}
+
+/// `audit --json PATH ARGS` (every missed key listed): its exit status and report.
+pub fn audit_json_with(path: &Path, args: &[&str]) -> (i32, serde_json::Value) {
     let output = Command::new(env!("CARGO_BIN_EXE_leveldb-bloom"))
         .args(["audit", "--json", "--max-missed", "1000000"])
+        .args(args)
         .arg(path)
         .output()
         .expect("the tool runs");
