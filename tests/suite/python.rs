@@ -205,11 +205,16 @@ fn python_multiprocessing_workers_forked_during_policy_churn() {
 /// The summary `LEVELDB_BLOOM_STATS=FILE` makes this library write at exit, from a
 /// Python program run with it preloaded: `script` with `args`.
 fn python_stats_summary(args: &[&str]) -> Summary {
+    python_stats_summary_preloading(args, &lib_path().display().to_string())
+}
+
+/// The same with `preload` as `LD_PRELOAD`.
+fn python_stats_summary_preloading(args: &[&str], preload: &str) -> Summary {
     let stats = StatsFile::new();
     succeed(
         Command::new(PYTHON)
             .args(args)
-            .env("LD_PRELOAD", lib_path())
+            .env("LD_PRELOAD", preload)
             .env("LEVELDB_BLOOM_STATS", stats.path()),
     );
     stats.summary()
@@ -240,7 +245,8 @@ fn python_plyvel_filter_statistics_at_exit() {
     );
 }
 
-/// plyvel's default options (no filter policy) without `LEVELDB_BLOOM_DEFAULT_BITS`:
+/// plyvel's default options (no filter policy) with the default-bits object preloaded
+/// beside the library (it sees the opens) but without `LEVELDB_BLOOM_DEFAULT_BITS`:
 /// the summary says the database had no policy and what gives it one, as
 /// docs/statistics.md shows.
 #[test]
@@ -249,7 +255,8 @@ fn python_plyvel_statistics_name_the_databases_opened_without_a_policy() {
     let program = "import plyvel, sys\n\
         db = plyvel.DB(sys.argv[1], create_if_missing=True)\n\
         db.put(b'key', b'value'); db.close()\n";
-    let summary = python_stats_summary(&["-c", program, db.path()]).text;
+    let preload = super::default_bits::preload_both();
+    let summary = python_stats_summary_preloading(&["-c", program, db.path()], &preload).text;
     let repo = common::repo();
     test_support::samples::assert_sample(
         repo,

@@ -154,7 +154,7 @@ fn a_program_that_opens_databases_without_a_policy_is_sent_to_default_bits() {
     let route = file["route"].as_str().unwrap();
     assert!(
         route.contains("leveldb-bloom refilter DB")
-            && route.contains("LEVELDB_BLOOM_DEFAULT_BITS=10"),
+            && route.contains("leveldb-bloom run --default-bits 10"),
         "{route}"
     );
 }
