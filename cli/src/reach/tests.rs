@@ -38,7 +38,7 @@ fn a_program_opening_databases_without_a_policy_is_sent_to_default_bits() {
     assert!(found
         .verdict
         .route()
-        .contains("LEVELDB_BLOOM_DEFAULT_BITS=10"));
+        .contains("leveldb-bloom run --default-bits 10"));
     // plyvel's module: the bloom policy and the open, both through the linker.
     let both = [(NEW_POLICY, true), (CXX11_OPEN, true)];
     let found = judge(&parts(&both, &["libleveldb.so.1d"], [false; 3]));
