@@ -437,6 +437,14 @@ fn the_docs_sample_audit_is_what_it_prints() {
         .unwrap();
     let printed = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{printed}");
+    // goleveldb removes the tables its compactions replaced in the background: on a busy
+    // machine some may still be there when it closes, noted as not live, which the
+    // sample leaves out.
+    let printed: String = printed
+        .lines()
+        .filter(|line| !line.contains(": not live ("))
+        .map(|line| format!("{line}\n"))
+        .collect();
     let repo = std::path::Path::new(REPO);
     test_support::samples::assert_sample(repo, "docs/tool.md", "tool-audit", &printed, &[]);
 }
