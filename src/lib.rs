@@ -64,3 +64,12 @@ const _: () = assert!(LEVELDB_BLOOM_MATCH_ALL_FILTER_LENGTH == bloom::MATCH_ALL_
 pub(crate) fn guard<T>(on_panic: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| on_panic())
 }
+
+/// Whether `object` is this library or a copy of it under any name (it exports this
+/// library's names), or holds this very code (a program linked with
+/// `libleveldb_bloom.a`): its definitions of LevelDB's names and the marks it holds
+/// as constants are no LevelDB's.
+pub(crate) fn is_this_library(object: &loader::Object) -> bool {
+    object.lookup(b"leveldb_bloom_version").is_some()
+        || object.holds(is_this_library as *const () as usize)
+}

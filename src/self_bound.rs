@@ -161,8 +161,7 @@ pub(crate) fn leveldb_loaded() -> bool {
 fn loaded_objects() -> Vec<Shown> {
     let mut objects = Vec::new();
     each_object(|object| {
-        let copy = object.lookup(b"leveldb_bloom_version").is_some();
-        if !copy && !object.holds(self_bound as *const () as usize) {
+        if !crate::is_this_library(object) {
             objects.push(shown(object));
         }
         ControlFlow::Continue(())

@@ -101,7 +101,7 @@ fn decide_anew(creator: Creator, caller: usize) -> Decision {
         caller,
         decide as *const () as usize,
         name,
-        is_leveldb_bloom,
+        crate::is_this_library,
         string_abi::of_leveldb,
         |_| (),
     );
@@ -167,14 +167,6 @@ pub(super) fn decide_for(leveldb: usize) -> Decision {
         Some((_, Some(own))) => Decision::Stock(own),
         _ => Decision::Refused,
     }
-}
-
-/// Whether `object` is this library or a copy of it (under any name), whose
-/// definitions of LevelDB's names are no LevelDB: it exports this library's own
-/// names, or holds this very code (a program linked with `libleveldb_bloom.a`,
-/// whose exported `NewBloomFilterPolicy`, if any, is this one).
-fn is_leveldb_bloom(object: &Object) -> bool {
-    object.lookup(b"leveldb_bloom_version").is_some() || holds_this_library(object)
 }
 
 /// Whether `object` holds this very code (this library, or a program linked with
