@@ -335,20 +335,20 @@ unsafe extern "C" fn write_filter(
 /// format, each with its panic boundary compiled in (a closure of its own), so that
 /// the format is known without looking it up. `_object` is the object itself, of
 /// which the answer needs nothing: passed on, it leaves the slices in the registers
-/// the virtual call put them in, and the object's call is one jump.
+/// the virtual call put them in, and the object's call is one jump. With statistics
+/// on, the arguments go on as they came to [`key_may_match_counted`]: one more jump.
 ///
 /// # Safety
 /// Called by a live object with two slices, each readable for its size.
 unsafe extern "C" fn key_may_match<const LEGACY_FORMAT: bool>(
-    _object: *const c_void,
+    object: *const c_void,
     key: *const Slice,
     filter: *const Slice,
 ) -> bool {
-    let format = if LEGACY_FORMAT {
-        Format::Legacy
-    } else {
-        Format::Current
-    };
+    if ops::counting() {
+        // SAFETY: the caller's promises, passed on.
+        return unsafe { key_may_match_counted::<LEGACY_FORMAT>(object, key, filter) };
+    }
     guard(
         || true,
         || {
@@ -356,9 +356,39 @@ unsafe extern "C" fn key_may_match<const LEGACY_FORMAT: bool>(
             // length, which the hash wants there, with no copy.
             // SAFETY: the caller's promises.
             let (filter, key) = unsafe { (leveldb_slice(filter), leveldb_slice(key)) };
-            ops::key_may_match(format, key, filter)
+            format_of::<LEGACY_FORMAT>().key_may_match(key, filter)
         },
     )
+}
+
+/// [`key_may_match`] with statistics on, out of its path.
+///
+/// # Safety
+/// As for [`key_may_match`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn key_may_match_counted<const LEGACY_FORMAT: bool>(
+    _object: *const c_void,
+    key: *const Slice,
+    filter: *const Slice,
+) -> bool {
+    guard(
+        || true,
+        || {
+            // SAFETY: the caller's promises.
+            let (filter, key) = unsafe { (leveldb_slice(filter), leveldb_slice(key)) };
+            ops::key_may_match_counted(format_of::<LEGACY_FORMAT>(), key, filter)
+        },
+    )
+}
+
+/// The legacy format if `LEGACY_FORMAT`, else the current one.
+const fn format_of<const LEGACY_FORMAT: bool>() -> Format {
+    if LEGACY_FORMAT {
+        Format::Legacy
+    } else {
+        Format::Current
+    }
 }
 
 /// `leveldb_bloom_swap_status`: which of the two names resolve to this library in

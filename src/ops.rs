@@ -13,14 +13,21 @@ use super::registry::PolicyState;
 use super::{simd, stats};
 use bloom::{BloomFilterPolicy, Filter, Format, MATCH_ALL_FILTER};
 
+/// Whether queries are counted (statistics on): a caller that asks
+/// [`key_may_match_counted`] itself, out of its path, tests this first.
+#[inline(always)]
+pub(crate) fn counting() -> bool {
+    stats::enabled()
+}
+
 /// LevelDB's `KeyMayMatch` of `key` in `filter` (any bytes) under `format`: the
 /// core's one question, counted after its answer when statistics are on.
 #[inline(always)]
 pub(crate) fn key_may_match(format: Format, key: &[u8], filter: &[u8]) -> bool {
     if stats::enabled() {
         return match format {
-            Format::Current => key_may_match_counted::<false>(key, filter),
-            Format::Legacy => key_may_match_counted::<true>(key, filter),
+            Format::Current => key_may_match_counted_apart::<false>(key, filter),
+            Format::Legacy => key_may_match_counted_apart::<true>(key, filter),
         };
     }
     // The last call of every path, so that nothing is kept alive across it: the
@@ -29,21 +36,26 @@ pub(crate) fn key_may_match(format: Format, key: &[u8], filter: &[u8]) -> bool {
 }
 
 /// [`key_may_match`] with statistics on, of the legacy format if `LEGACY`, else the
-/// current one: the by-rule answer counted first (read from the filter's length and
-/// last byte, as the core decodes it), then the question, then its answer counted
-/// in the same thread's counters; out of the query's path.
+/// current one; out of the query's path.
 #[cold]
 #[inline(never)]
-fn key_may_match_counted<const LEGACY: bool>(key: &[u8], filter: &[u8]) -> bool {
+fn key_may_match_counted_apart<const LEGACY: bool>(key: &[u8], filter: &[u8]) -> bool {
     let format = if LEGACY {
         Format::Legacy
     } else {
         Format::Current
     };
-    let counters = stats::Query::start(format, Filter::new(filter).answers_by_rule());
-    let answer = format.key_may_match(key, filter);
-    counters.answered(answer);
-    answer
+    key_may_match_counted(format, key, filter)
+}
+
+/// [`key_may_match`] with statistics on: the question, then its answer counted in
+/// this thread's counters, one addition. Nothing is kept across the question, so it
+/// runs in the registers a call may use, as without statistics.
+#[inline(always)]
+pub(crate) fn key_may_match_counted(format: Format, key: &[u8], filter: &[u8]) -> bool {
+    let answer = format.answer(key, filter);
+    stats::record_query(format, answer);
+    answer.may_match
 }
 
 /// The answers for the keys at `pointers` with `lengths` into `results`, which

@@ -6,17 +6,17 @@
 //! process, are ignored (see `environment`). Every level gives the same results.
 
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 
 use super::{environment, guard};
 use bloom::{SimdLevel, SIMD_LEVELS};
 
 const VARIABLE: &CStr = c"LEVELDB_BLOOM_SIMD";
 
-/// The index in [`SIMD_LEVELS`] of the level the variable named, or [`BEST`]. An
-/// atomic rather than a `OnceLock`: set once, before any call, and never waited for.
-static REQUESTED: AtomicU8 = AtomicU8::new(BEST);
-const BEST: u8 = u8::MAX;
+/// The level, resolved once by the library's constructor (the variable read, the CPU
+/// asked): every call then reads it without waiting. Never set only if the
+/// constructor did not run; then each call resolves the best level itself.
+static LEVEL: OnceLock<SimdLevel> = OnceLock::new();
 
 /// The library's ELF constructor that reads the variable.
 extern "C" fn read_variable() {
@@ -24,15 +24,15 @@ extern "C" fn read_variable() {
         || (),
         || {
             // SAFETY: the library's ELF constructor, as `variable` requires.
-            let Some(value) = (unsafe { environment::variable(VARIABLE) }) else {
-                return;
-            };
-            let named = SIMD_LEVELS
-                .iter()
-                .position(|name| name.as_bytes() == value.to_bytes());
-            if let Some(index) = named {
-                REQUESTED.store(index as u8, Ordering::Relaxed);
-            }
+            let value = unsafe { environment::variable(VARIABLE) };
+            let named = value.and_then(|value| {
+                SIMD_LEVELS
+                    .iter()
+                    .find(|name| name.as_bytes() == value.to_bytes())
+            });
+            let level = named.and_then(|name| SimdLevel::up_to(name));
+            // Set once: nothing else sets it.
+            let _ = LEVEL.set(level.unwrap_or_else(SimdLevel::best));
         },
     )
 }
@@ -43,9 +43,7 @@ static READ_VARIABLE: extern "C" fn() = read_variable;
 
 /// The level this library hashes keys with: the core is told it at every call that
 /// hashes in bulk.
+#[inline]
 pub(crate) fn level() -> SimdLevel {
-    SIMD_LEVELS
-        .get(usize::from(REQUESTED.load(Ordering::Relaxed)))
-        .and_then(|name| SimdLevel::up_to(name))
-        .unwrap_or_else(SimdLevel::best)
+    LEVEL.get().copied().unwrap_or_else(SimdLevel::best)
 }

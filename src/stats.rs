@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use bloom::{Counts, Format};
+use bloom::{Counts, Format, KeyAnswer};
 
 /// The counts of both formats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -24,19 +24,21 @@ impl Stats {
     }
 }
 
-/// One counter of one format. Queries are not counted: they are the answers
-/// "absent" and "may match" added up, so a query costs one addition.
+/// One counter of one format. A query is counted once, under its answer and how it
+/// was answered (by the filter's bits or by rule): queries, "absent", "may match" and
+/// "by rule" are sums of these four, so a query costs one addition.
 #[derive(Clone, Copy)]
 enum Field {
     Absent,
     MayMatch,
-    ByRule,
+    AbsentByRule,
+    MayMatchByRule,
     FiltersBuilt,
     KeysAdded,
     FilterBytes,
 }
 
-const PER_FORMAT: usize = 6;
+const PER_FORMAT: usize = 7;
 
 /// Index of `field` of `format` in a slot.
 #[inline(always)]
@@ -48,13 +50,21 @@ fn index(format: Format, field: Field) -> usize {
     base + field as usize
 }
 
-/// One thread's counters, alone on their cache lines.
+/// One thread's counters, alone on their cache lines, beside the thread that owns
+/// them (its thread pointer; 0: free, and always for [`SHARED`]): the owner is
+/// checked and counted on one line. Written once, when a thread claims the slot.
 #[repr(align(128))]
-struct Slot([AtomicU64; 2 * PER_FORMAT]);
+struct Slot {
+    owner: AtomicUsize,
+    counters: [AtomicU64; 2 * PER_FORMAT],
+}
 
 impl Slot {
     const fn new() -> Self {
-        Self([const { AtomicU64::new(0) }; 2 * PER_FORMAT])
+        Self {
+            owner: AtomicUsize::new(0),
+            counters: [const { AtomicU64::new(0) }; 2 * PER_FORMAT],
+        }
     }
 }
 
@@ -89,18 +99,25 @@ pub(crate) fn snapshot() -> Stats {
     let sum = |i: usize| -> u64 {
         SLOT.iter()
             .chain([&SHARED])
-            .map(|slot| slot.0[i].load(Ordering::Relaxed))
+            .map(|slot| slot.counters[i].load(Ordering::Relaxed))
             .fold(0u64, u64::wrapping_add)
     };
-    let counts = |format| Counts {
-        queries: sum(index(format, Field::Absent))
-            .wrapping_add(sum(index(format, Field::MayMatch))),
-        absent: sum(index(format, Field::Absent)),
-        may_match: sum(index(format, Field::MayMatch)),
-        by_rule: sum(index(format, Field::ByRule)),
-        filters_built: sum(index(format, Field::FiltersBuilt)),
-        keys_added: sum(index(format, Field::KeysAdded)),
-        filter_bytes: sum(index(format, Field::FilterBytes)),
+    let counts = |format| {
+        let field = |field| sum(index(format, field));
+        let (absent, may_match) = (field(Field::Absent), field(Field::MayMatch));
+        let (absent_by_rule, may_match_by_rule) =
+            (field(Field::AbsentByRule), field(Field::MayMatchByRule));
+        let by_bits = absent.wrapping_add(may_match);
+        let by_rule = absent_by_rule.wrapping_add(may_match_by_rule);
+        Counts {
+            queries: by_bits.wrapping_add(by_rule),
+            absent: absent.wrapping_add(absent_by_rule),
+            may_match: may_match.wrapping_add(may_match_by_rule),
+            by_rule,
+            filters_built: field(Field::FiltersBuilt),
+            keys_added: field(Field::KeysAdded),
+            filter_bytes: field(Field::FilterBytes),
+        }
     };
     Stats {
         current: counts(Format::Current),
@@ -112,13 +129,13 @@ pub(crate) fn snapshot() -> Stats {
 /// write back a count it read before the reset.
 pub(crate) fn reset() {
     for slot in SLOT.iter().chain([&SHARED]) {
-        for counter in &slot.0 {
+        for counter in &slot.counters {
             counter.store(0, Ordering::Relaxed);
         }
     }
 }
 
-/// This thread's slot in [`SLOT`], or `SLOTS` (past the end: [`SHARED`]).
+/// This thread's counters: its slot in [`SLOT`], or [`SHARED`].
 ///
 /// On x86-64 Linux a thread is known by its thread pointer (`%fs:0`, the address
 /// of its thread control block, read in one instruction), the owner of at most one
@@ -127,19 +144,24 @@ pub(crate) fn reset() {
 /// given the same control block, which goes on adding to its counts.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[inline(always)]
-fn my_slot() -> usize {
+fn my_slot() -> Counters {
     let me = thread_pointer();
-    let home = home_slot(me);
-    if OWNER[home].load(Ordering::Relaxed) == me {
-        return home;
+    let mut address = SLOT.as_ptr().wrapping_byte_add(home_offset(me));
+    // SAFETY: an empty statement, which hands the slot's address back unchanged. It
+    // keeps the address in one register, worked out once: the compiler would
+    // otherwise fold it into the owner's load and work it out again for the count.
+    unsafe {
+        std::arch::asm!("/* {} */", inout(reg) address, options(pure, nomem, nostack, preserves_flags));
     }
+    // SAFETY: the address of an element of `SLOT` (see `home_offset`), a static, as
+    // the statement left it.
+    let home: &'static Slot = unsafe { &*address };
+    if home.owner.load(Ordering::Relaxed) == me {
+        return Counters::Own(home);
+    }
+    // Given the home slot's address, the one value this path keeps of the hash.
     claim(me, home)
 }
-
-/// Which thread owns each slot (its thread pointer; 0: free). Written once per
-/// slot, when a thread claims it; read by that thread on every count.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-static OWNER: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[inline(always)]
@@ -158,111 +180,123 @@ fn thread_pointer() -> usize {
     pointer
 }
 
-/// Where the slot of thread `me` is looked for first (a multiplicative hash).
+/// Where the slot of thread `me` is looked for first, as a byte offset in [`SLOT`]:
+/// a multiplicative hash of its low 32 bits, where threads' control blocks differ
+/// (each at the top of its own stack, a few pages to megabytes from the next), its
+/// top bits shifted down to where they count slots of 128 bytes (one shift, one
+/// mask). Threads equal there look on from the same slot, and only cost [`claim`]
+/// more steps.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[inline(always)]
-fn home_slot(me: usize) -> usize {
-    (me.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (usize::BITS - SLOTS.trailing_zeros())) % SLOTS
+fn home_offset(me: usize) -> usize {
+    const SLOT_BITS: u32 = size_of::<Slot>().trailing_zeros();
+    const INDEX_BITS: u32 = SLOTS.trailing_zeros();
+    const { assert!(size_of::<Slot>() == 1 << SLOT_BITS && SLOTS == 1 << INDEX_BITS) };
+    // The top bits of the low 32 of the product, which only `me`'s low 32 bits make.
+    let hash = me.wrapping_mul(0x61c8_8647);
+    hash >> (u32::BITS - INDEX_BITS - SLOT_BITS) & (SLOTS - 1) << SLOT_BITS
 }
 
-/// The slot `me` owns or claims now, looking on from `home`; `SLOTS` when every
-/// slot is another thread's.
+/// The slot `me` owns or claims now, looking on from its home slot; [`SHARED`] when
+/// every slot is another thread's.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[cold]
-fn claim(me: usize, home: usize) -> usize {
+fn claim(me: usize, home: &'static Slot) -> Counters {
+    // Its index, from its address.
+    let home = (home as *const Slot)
+        .addr()
+        .wrapping_sub(SLOT.as_ptr().addr())
+        / size_of::<Slot>();
     for probe in 0..SLOTS {
         let i = (home + probe) % SLOTS;
-        let owner = OWNER[i].load(Ordering::Relaxed);
+        let owner = SLOT[i].owner.load(Ordering::Relaxed);
         if owner == me
             || (owner == 0
-                && OWNER[i]
+                && SLOT[i]
+                    .owner
                     .compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok())
         {
-            return i;
+            return Counters::Own(&SLOT[i]);
         }
     }
-    SLOTS
+    Counters::Shared
 }
 
-/// This thread's slot in [`SLOT`], or `SLOTS` (past the end: [`SHARED`]): the next
-/// unclaimed one, kept in a thread-local variable.
+/// This thread's slot in [`SLOT`], or [`SHARED`]: the next unclaimed one, kept in a
+/// thread-local variable.
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 #[inline(always)]
-fn my_slot() -> usize {
+fn my_slot() -> Counters {
     /// Slots handed out so far (may run past `SLOTS`).
     static CLAIMED: AtomicUsize = AtomicUsize::new(0);
     const UNCLAIMED: usize = usize::MAX;
     thread_local! {
         static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(UNCLAIMED) };
     }
-    MINE.with(|mine| {
+    let slot = MINE.with(|mine| {
         if mine.get() == UNCLAIMED {
-            mine.set(CLAIMED.fetch_add(1, Ordering::Relaxed).min(SLOTS));
+            mine.set(CLAIMED.fetch_add(1, Ordering::Relaxed));
         }
         mine.get()
-    })
+    });
+    SLOT.get(slot).map_or(Counters::Shared, Counters::Own)
 }
 
-/// Adds `n` to counter `i` of `slot` (from [`my_slot`]; the caller checked
+/// The counters a thread adds to (from [`my_slot`]).
+#[derive(Clone, Copy)]
+enum Counters {
+    /// Its own slot, which no other thread writes.
+    Own(&'static Slot),
+    /// [`SHARED`], every thread's that found no slot of its own.
+    Shared,
+}
+
+impl Counters {
+    /// Adds `n` to counter `i` (the caller checked [`enabled`]).
+    #[inline(always)]
+    fn add(self, i: usize, n: u64) {
+        match self {
+            // Only this thread writes its slot: a plain load and store.
+            Self::Own(slot) => {
+                let c = &slot.counters[i];
+                c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+            }
+            Self::Shared => {
+                SHARED.counters[i].fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// The counter of a query of `format` answered `answer` (an "absent" or "may match"
+/// by the bits, or either by rule), with no branch.
+#[inline(always)]
+fn answer_index(format: Format, answer: KeyAnswer) -> usize {
+    const _: () = assert!(
+        Field::MayMatch as usize == Field::Absent as usize + 1
+            && Field::AbsentByRule as usize == Field::Absent as usize + 2
+            && Field::MayMatchByRule as usize == Field::Absent as usize + 3
+    );
+    index(format, Field::Absent) + usize::from(answer.may_match) + 2 * usize::from(answer.by_rule)
+}
+
+/// Counts one query of `format`, answered `answer`: one addition (the caller checked
 /// [`enabled`]).
 #[inline(always)]
-fn add(slot: usize, i: usize, n: u64) {
-    match SLOT.get(slot) {
-        // Only this thread writes its slot: a plain load and store.
-        Some(slot) => {
-            let c = &slot.0[i];
-            c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-        }
-        None => {
-            SHARED.0[i].fetch_add(n, Ordering::Relaxed);
-        }
-    }
+pub(crate) fn record_query(format: Format, answer: KeyAnswer) {
+    my_slot().add(answer_index(format, answer), 1);
 }
 
-/// One query being counted, in this thread's counters of its format: started
-/// (its by-rule answer counted) before the question, so that only the counters'
-/// place is kept across it; the caller checked [`enabled`].
-pub(crate) struct Query {
-    slot: usize,
-    absent: usize,
-}
-
-impl Query {
-    /// Starts counting a query of `format`, answered by rule (`by_rule`) or by bits.
-    #[inline(always)]
-    pub(crate) fn start(format: Format, by_rule: bool) -> Self {
-        let slot = my_slot();
-        add(slot, index(format, Field::ByRule), u64::from(by_rule));
-        Self {
-            slot,
-            absent: index(format, Field::Absent),
-        }
-    }
-
-    /// Counts its answer: "may match" (`answer`) or "absent". No branch.
-    #[inline(always)]
-    pub(crate) fn answered(self, answer: bool) {
-        const _: () = assert!(Field::MayMatch as usize == Field::Absent as usize + 1);
-        add(self.slot, self.absent + usize::from(answer), 1);
-    }
-}
-
-/// Counts a batch of `queries` of `format`, `absent` of them answered "absent",
-/// `by_rule` of them by rule.
+/// Counts a batch of `queries` of `format` on one filter, `absent` of them answered
+/// "absent", all by rule if `by_rule`.
 #[inline(always)]
 pub(crate) fn record_batch(format: Format, queries: usize, absent: usize, by_rule: bool) {
     if enabled() && queries > 0 {
         let slot = my_slot();
-        add(slot, index(format, Field::Absent), absent as u64);
-        add(
-            slot,
-            index(format, Field::MayMatch),
-            (queries - absent) as u64,
-        );
-        if by_rule {
-            add(slot, index(format, Field::ByRule), queries as u64);
-        }
+        let answered = |may_match| answer_index(format, KeyAnswer { may_match, by_rule });
+        slot.add(answered(false), absent as u64);
+        slot.add(answered(true), (queries - absent) as u64);
     }
 }
 
@@ -271,9 +305,9 @@ pub(crate) fn record_batch(format: Format, queries: usize, absent: usize, by_rul
 pub(crate) fn record_build(format: Format, keys: usize, bytes: usize) {
     if enabled() {
         let slot = my_slot();
-        add(slot, index(format, Field::FiltersBuilt), 1);
-        add(slot, index(format, Field::KeysAdded), keys as u64);
-        add(slot, index(format, Field::FilterBytes), bytes as u64);
+        slot.add(index(format, Field::FiltersBuilt), 1);
+        slot.add(index(format, Field::KeysAdded), keys as u64);
+        slot.add(index(format, Field::FilterBytes), bytes as u64);
     }
 }
 

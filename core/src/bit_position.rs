@@ -25,6 +25,15 @@ pub(crate) trait Locate: Copy {
     /// The byte and the bit within it (LSB first) of position `h % bits`, computed
     /// as LevelDB's 64-bit `size_t` arithmetic does.
     fn locate(self, h: u32) -> (usize, u32);
+
+    /// Sets the bit of probe hash `h` in `array`, made for this bit count. A bit
+    /// outside the array (never: each caller makes the count from its array) would be
+    /// a false negative: it panics, and a panic turns into the match-all filter.
+    #[inline(always)]
+    fn set(self, array: &mut [u8], h: u32) {
+        let (byte, bit) = self.locate(h);
+        array[byte] |= 1 << bit;
+    }
 }
 
 /// A bit array of `bytes` bytes, fewer than 2^32 bits, with the reciprocal of its
@@ -49,6 +58,20 @@ impl Locate for FastRemainder {
         let fraction = self.reciprocal.wrapping_mul(u64::from(h));
         let product = u128::from(fraction) * u128::from(self.bytes);
         ((product >> 64) as usize, (product as u64 >> 61) as u32)
+    }
+
+    /// [`Locate::set`] with one test of the array's length, the same for every probe
+    /// (so the compiler tests it once a key), for a test of each probe's byte.
+    #[inline(always)]
+    fn set(self, array: &mut [u8], h: u32) {
+        assert!(
+            self.bytes as usize <= array.len(),
+            "a bit array shorter than its count"
+        );
+        let (byte, bit) = self.locate(h);
+        // SAFETY: byte = (fraction × bytes) >> 64 < bytes, as fraction < 2^64, and
+        // bytes ≤ array.len() (asserted above).
+        unsafe { *array.get_unchecked_mut(byte) |= 1 << bit };
     }
 }
 

@@ -13,7 +13,7 @@ use crate::bit_position::BitCount;
 use crate::format::{Format, MATCH_ALL_FILTER, MAX_PROBES, MIN_BITS};
 use crate::hash::bloom_hash;
 use crate::simd::SimdLevel;
-pub use filter::Filter;
+pub use filter::{Filter, KeyAnswer};
 use probe::set_all;
 
 /// LevelDB's `NewBloomFilterPolicy(bits_per_key)`.
@@ -347,17 +347,40 @@ impl Format {
                 let h = bloom_hash(key);
                 Filter::new(filter).may_contain_hashed(key, h)
             }
-            Format::Legacy => legacy_key_may_match(key, filter),
+            Format::Legacy => legacy_answer(key, filter).may_match,
+        }
+    }
+
+    /// [`key_may_match`](Self::key_may_match), and whether the filter answered by
+    /// rule rather than by its bits ([`Filter::answers_by_rule`]): for counting
+    /// queries, at no cost beyond the answer's.
+    ///
+    /// ```
+    /// use leveldb_bloom::{Format, KeyAnswer, MATCH_ALL_FILTER};
+    ///
+    /// let answer = Format::Current.answer("hello", &MATCH_ALL_FILTER);
+    /// assert_eq!(answer, KeyAnswer { may_match: true, by_rule: true });
+    /// ```
+    #[inline(always)]
+    pub fn answer(self, key: impl AsRef<[u8]>, filter: &[u8]) -> KeyAnswer {
+        let key = key.as_ref();
+        match self {
+            // As in `key_may_match`.
+            Format::Current => {
+                let h = bloom_hash(key);
+                Filter::new(filter).answer_hashed(key, h)
+            }
+            Format::Legacy => legacy_answer(key, filter),
         }
     }
 }
 
-/// [`Format::key_may_match`] in the legacy format: out of the current
-/// format's path, which keeps no register for it.
+/// [`Format::answer`] in the legacy format: out of the current format's path, which
+/// keeps no register for it.
 #[inline(never)]
-fn legacy_key_may_match(key: &[u8], filter: &[u8]) -> bool {
+fn legacy_answer(key: &[u8], filter: &[u8]) -> KeyAnswer {
     let h = bloom_hash(key);
-    Filter::with_format(filter, Format::Legacy).may_contain_hashed(key, h)
+    Filter::with_format(filter, Format::Legacy).answer_hashed(key, h)
 }
 
 #[cfg(test)]

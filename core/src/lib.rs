@@ -101,7 +101,7 @@ mod simd;
 #[cfg(test)]
 mod test_random;
 
-pub use bloom::{BloomFilterPolicy, Filter, WrongFilterLength};
+pub use bloom::{BloomFilterPolicy, Filter, KeyAnswer, WrongFilterLength};
 pub use counter::{Counter, Counts};
 pub use format::{Format, LEGACY_POLICY_NAME, MATCH_ALL_FILTER, POLICY_NAME};
 pub use same_length_keys::SameLengthKeys;

@@ -4,7 +4,7 @@
 //! probe before the probes of the group are tested, so it fetches the filter's memory
 //! for many keys at once instead of one key's after another's.
 
-use super::probe::{all_set, set_all, Probes};
+use super::probe::{all_set, set_all, Probes, UNROLLED_PROBES};
 use crate::bit_position::{BitCount, Locate};
 use crate::same_length_keys::SameLengthKeys;
 use crate::simd::{self, SimdLevel};
@@ -163,14 +163,11 @@ where
     // a few dozen): each key hashed and added as it comes. Filling a group's arrays
     // would cost more than the vectors' hashing saves there.
     if keys.size_hint().1.is_some_and(|most| most <= SCALAR_KEYS) {
-        for key in keys {
-            let h = crate::hash::bloom_hash(key.as_ref());
-            match bit_count {
-                BitCount::Small(bits) => set_all(array, h, num_probes, bits),
-                BitCount::Huge(bits) => set_all(array, h, num_probes, bits),
-            }
-        }
-        return;
+        let hashes = keys.map(|key| crate::hash::bloom_hash(key.as_ref()));
+        return match bit_count {
+            BitCount::Small(bits) => add(array, num_probes, bits, hashes),
+            BitCount::Huge(bits) => add(array, num_probes, bits, hashes),
+        };
     }
     loop {
         let group: [Option<I::Item>; GROUP] = std::array::from_fn(|_| keys.next());
@@ -181,8 +178,8 @@ where
         EachKey(slices).for_each_group(level, |hashes| {
             count = hashes.len();
             match bit_count {
-                BitCount::Small(bits) => add(array, num_probes, bits, hashes),
-                BitCount::Huge(bits) => add(array, num_probes, bits, hashes),
+                BitCount::Small(bits) => add(array, num_probes, bits, hashes.iter().copied()),
+                BitCount::Huge(bits) => add(array, num_probes, bits, hashes.iter().copied()),
             }
         });
         if count < GROUP {
@@ -191,10 +188,15 @@ where
     }
 }
 
-fn add<L: Locate>(array: &mut [u8], num_probes: u8, bits: L, hashes: &[u32]) {
+/// Sets the probes of each of `hashes`: with k known to the compiler for the usual k
+/// (see [`UNROLLED_PROBES`]), which unrolls the probes' loop.
+#[inline(always)]
+fn add<L: Locate>(array: &mut [u8], num_probes: u8, bits: L, hashes: impl Iterator<Item = u32>) {
     // No prefetch pass, unlike queries: stores do not stall the way loads do, and the
     // pass cost more than it saved (docs/performance.md).
-    for &h in hashes {
-        set_all(array, h, num_probes, bits);
+    if num_probes == UNROLLED_PROBES {
+        hashes.for_each(|h| set_all(array, h, UNROLLED_PROBES, bits));
+    } else {
+        hashes.for_each(|h| set_all(array, h, num_probes, bits));
     }
 }

@@ -25,6 +25,27 @@ pub struct Filter<'a> {
     answer: Answer<'a>,
 }
 
+/// What a filter answered for one key ([`Format::answer`]), and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyAnswer {
+    /// `false`: the key is certainly absent; `true`: it may have been added.
+    pub may_match: bool,
+    /// Answered by rule, whatever the key ([`Filter::answers_by_rule`]), rather than
+    /// by the filter's bits.
+    pub by_rule: bool,
+}
+
+impl KeyAnswer {
+    const BY_RULE_ABSENT: Self = Self {
+        may_match: false,
+        by_rule: true,
+    };
+    const BY_RULE_MAY_MATCH: Self = Self {
+        may_match: true,
+        by_rule: true,
+    };
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Answer<'a> {
     Never,
@@ -88,11 +109,21 @@ impl<'a> Filter<'a> {
     /// [`may_contain`](Self::may_contain) of `key`, whose [`bloom_hash`] is `h`.
     #[inline(always)]
     pub(crate) fn may_contain_hashed(&self, key: &[u8], h: u32) -> bool {
+        self.answer_hashed(key, h).may_match
+    }
+
+    /// [`may_contain_hashed`](Self::may_contain_hashed), and how it was answered.
+    #[inline(always)]
+    pub(crate) fn answer_hashed(&self, key: &[u8], h: u32) -> KeyAnswer {
+        let by_bits = |may_match| KeyAnswer {
+            may_match,
+            by_rule: false,
+        };
         match self.answer {
-            Answer::Never => false,
-            Answer::Always => true,
-            Answer::Probe(filter) => filter.all_set(h),
-            Answer::ProbeEitherReading(filter) => filter.all_set_either_reading(key, h),
+            Answer::Never => KeyAnswer::BY_RULE_ABSENT,
+            Answer::Always => KeyAnswer::BY_RULE_MAY_MATCH,
+            Answer::Probe(filter) => by_bits(filter.all_set(h)),
+            Answer::ProbeEitherReading(filter) => by_bits(filter.all_set_either_reading(key, h)),
         }
     }
 

@@ -162,9 +162,10 @@ fn test_groups(num_probes: u8, mut bit: impl FnMut(u8) -> u8) -> bool {
 /// Sets every probe bit of `h`.
 #[inline(always)]
 pub(super) fn set_all<L: Locate>(array: &mut [u8], h: u32, num_probes: u8, bits: L) {
-    for (byte, bit) in probes(h, num_probes, bits) {
-        // In range (see `all_set`); the check stays, because a bit not set would be
-        // a false negative, and a panic turns into the match-all filter instead.
-        array[byte] |= 1 << bit;
+    let delta = delta(h);
+    let mut h = h;
+    for _ in 0..num_probes {
+        bits.set(array, h);
+        h = h.wrapping_add(delta);
     }
 }
