@@ -50,11 +50,13 @@ fn index(format: Format, field: Field) -> usize {
     base + field as usize
 }
 
-/// One thread's counters, alone on their cache lines, beside the thread that owns
-/// them (its thread pointer; 0: free, and always for [`SHARED`]): the owner is
-/// checked and counted on one line. Written once, when a thread claims the slot.
+/// One thread's counters, alone on their cache lines. On x86-64 Linux, beside the
+/// thread that owns them (its thread pointer; 0: free, and always for [`SHARED`]),
+/// so that the owner is checked and counted on one line; written once, when a
+/// thread claims the slot.
 #[repr(align(128))]
 struct Slot {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     owner: AtomicUsize,
     counters: [AtomicU64; 2 * PER_FORMAT],
 }
@@ -62,6 +64,7 @@ struct Slot {
 impl Slot {
     const fn new() -> Self {
         Self {
+            #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
             owner: AtomicUsize::new(0),
             counters: [const { AtomicU64::new(0) }; 2 * PER_FORMAT],
         }
@@ -147,9 +150,14 @@ pub(crate) fn reset() {
 fn my_slot() -> Counters {
     let me = thread_pointer();
     let mut address = SLOT.as_ptr().wrapping_byte_add(home_offset(me));
-    // SAFETY: an empty statement, which hands the slot's address back unchanged. It
-    // keeps the address in one register, worked out once: the compiler would
-    // otherwise fold it into the owner's load and work it out again for the count.
+    // An empty statement hands the slot's address back unchanged. It keeps the
+    // address in one register, worked out once: the compiler would otherwise fold it
+    // into the owner's load and work it out again for the count.
+    #[expect(
+        clippy::pointers_in_nomem_asm_block,
+        reason = "the statement reads and writes no memory: it only hands the address on"
+    )]
+    // SAFETY: the statement is empty: no instruction, no effect.
     unsafe {
         std::arch::asm!("/* {} */", inout(reg) address, options(pure, nomem, nostack, preserves_flags));
     }

@@ -5,7 +5,8 @@
 //! - [`Object`]: one loaded object, every byte read inside one of its readable
 //!   `PT_LOAD` segments, so a crafted dynamic section is never followed outside
 //!   what the object maps; its dynamic symbols found as the loader finds them
-//!   (its hash table, [`Object::lookup`]) or listed ([`Object::symbols`]);
+//!   (its hash table, [`Object::lookup`]) or listed ([`Object::symbols`]), and
+//!   the symbol table of the file it was mapped from ([`Object::each_file_symbol`]);
 //! - [`with_object_at`] and [`each_object`]: the object holding an address, and
 //!   all of them in load order, without a lock a forked child could find held
 //!   (see `walk.rs`);
@@ -22,6 +23,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod caller;
+mod file_symbols;
 mod object;
 mod say;
 mod scope;

@@ -90,6 +90,17 @@ impl<'a> Object<'a> {
             })
     }
 
+    /// The program headers' bytes, as the loader mapped them.
+    pub(crate) fn program_header_bytes(&self) -> &[u8] {
+        // SAFETY: the headers' own memory, read as bytes.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.headers.as_ptr().cast(),
+                std::mem::size_of_val(self.headers),
+            )
+        }
+    }
+
     /// Each `PT_LOAD` segment's address range in memory, and its flags (`PF_*`).
     fn segments(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
         self.headers

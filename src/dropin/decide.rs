@@ -12,7 +12,9 @@
 //!   made by its own definition: stock, exactly (said once on stderr);
 //! - no LevelDB in the caller's scope (this library linked in LevelDB's place): the
 //!   caller's own code decides, by the string members it imports and the LevelDB
-//!   functions it defines; where it shows none, a C++ caller gets NULL (said once).
+//!   functions it defines, in its dynamic symbols, else in its file's symbol table
+//!   (a program linked statically keeps its names there); where it shows none, a
+//!   C++ caller gets NULL (said once).
 //!
 //! This library's own creators (`leveldb_bloom_policy_create`) always return its
 //! object, for its C functions; the LevelDB their caller's `leveldb_open` binds to
@@ -132,9 +134,14 @@ fn decide_anew(creator: Creator, caller: usize) -> Decision {
             }
         };
     }
-    // No LevelDB: the caller's own code (still loaded: it is running) decides.
+    // No LevelDB: the caller's own code (still loaded: it is running) decides, by
+    // its dynamic symbols, else by its file's symbol table (a static program's).
     let code = loader::with_object_at(caller, |code| {
-        string_abi::of_code(code, holds_this_library(code))
+        let holds = holds_this_library(code);
+        match string_abi::of_code(code, holds) {
+            Proof::Nothing => string_abi::of_file(code, holds),
+            proof => proof,
+        }
     });
     match (code, creator) {
         (Some(Proof::Proven(abi)), _) => Decision::Ours(Some(abi)),

@@ -1,5 +1,6 @@
 //! Which `std::string` an object's code was compiled with, read from its dynamic
-//! symbols, by exact mangled names (never a substring of another name: a
+//! symbols (or its file's symbol table, where those show nothing), by exact mangled
+//! names (never a substring of another name: a
 //! `leveldb::LogGPSsample()` holding `PSs` tells nothing):
 //!
 //! - a LevelDB spells its own in the functions it exports that take a string
@@ -61,6 +62,14 @@ impl Seen {
         self.0[0] |= holds(CXX11_STRING);
         self.0[1] |= OLD_ABI_FUNCTIONS.contains(&name);
         self.0[2] |= holds(LIBCXX_STRING);
+    }
+
+    /// Notes a name the object defines or imports (see [`of_code`]).
+    fn note(&mut self, name: &[u8], defined: bool, holds_this_library: bool) {
+        match defined {
+            true => self.defines(name),
+            false => self.imports(name, holds_this_library),
+        }
     }
 
     /// Notes a name the object imports, leaving out this library's own when
@@ -131,12 +140,23 @@ pub(super) fn of_leveldb(object: &Object) -> Proof {
 pub(super) fn of_code(object: &Object, holds_this_library: bool) -> Proof {
     let mut seen = Seen::default();
     for symbol in object.symbols() {
-        match symbol.defined {
-            true => seen.defines(symbol.name),
-            false => seen.imports(symbol.name, holds_this_library),
-        }
+        seen.note(symbol.name, symbol.defined, holds_this_library);
     }
     seen.proof()
+}
+
+/// [`of_code`] read from the symbol table of the object's file: for code whose
+/// dynamic symbols prove nothing, such as a program linked statically, which has
+/// none (a file stripped of its table proves nothing).
+pub(super) fn of_file(object: &Object, holds_this_library: bool) -> Proof {
+    let mut seen = Seen::default();
+    let read = object.each_file_symbol(|name, defined| {
+        seen.note(name, defined, holds_this_library);
+    });
+    match read {
+        true => seen.proof(),
+        false => Proof::Nothing,
+    }
 }
 
 #[cfg(test)]

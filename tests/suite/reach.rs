@@ -263,32 +263,56 @@ fn a_static_c_api_program_takes_the_route_reach_gives() {
     assert_swapped_statically(&stock, &static_c_program(true));
 }
 
-/// The same program linked fully statically (`-static`: libstdc++ and glibc too, so
-/// no dynamic symbol shows its `std::string` ABI): the policy is never made (NULL,
-/// said once on stderr, LevelDB then runs without filters), where guessing the ABI
-/// could corrupt the heap; every key still reads right, as with stock.
+/// `c_tests/dropin_cxx.cc` linked fully statically (`-static`: libstdc++ and glibc
+/// too, so no dynamic symbol shows its `std::string` ABI) with Debian's
+/// `libleveldb.a`, after `libleveldb_bloom.a` when `bloom`, its symbol table
+/// stripped when `stripped`.
+fn fully_static_program(bloom: bool, stripped: bool) -> PathBuf {
+    let name = match (bloom, stripped) {
+        (false, _) => "reach_fully_static_stock",
+        (true, false) => "reach_fully_static_swapped",
+        (true, true) => "reach_fully_static_stripped",
+    };
+    once(name, || {
+        let program = Program::new(name, Lang::Cxx11, &["c_tests/dropin_cxx.cc"]).arg("-static");
+        let program = match bloom {
+            true => program.arg(
+                common::lib_dir()
+                    .join("libleveldb_bloom.a")
+                    .display()
+                    .to_string(),
+            ),
+            false => program,
+        };
+        let program = match stripped {
+            true => program.arg("-s"),
+            false => program,
+        };
+        ["-lsnappy", "-lpthread", "-ldl", "-lm"]
+            .into_iter()
+            .fold(program.arg(LIBLEVELDB_A), Program::arg)
+            .build()
+    })
+}
+
+/// A fully static program keeps LevelDB's names in its symbol table (`DB::Open`
+/// taking the new ABI's string): the policy is read from there, and its tables are
+/// stock's, byte for byte.
 #[test]
-fn a_fully_static_program_without_abi_evidence_gets_no_policy_and_works() {
-    let exe = once("reach_fully_static", || {
-        Program::new(
-            "reach_fully_static",
-            Lang::Cxx11,
-            &["c_tests/dropin_cxx.cc"],
-        )
-        .arg("-static")
-        .arg(
-            common::lib_dir()
-                .join("libleveldb_bloom.a")
-                .display()
-                .to_string(),
-        )
-        .arg(LIBLEVELDB_A)
-        .arg("-lsnappy")
-        .arg("-lpthread")
-        .arg("-ldl")
-        .arg("-lm")
-        .build()
-    });
+fn a_fully_static_program_is_read_by_its_symbol_table() {
+    assert_swapped_statically(
+        &fully_static_program(false, false),
+        &fully_static_program(true, false),
+    );
+}
+
+/// The same program stripped of its symbol table shows no `std::string`: the policy
+/// is never made (NULL, said once on stderr, LevelDB then runs without filters),
+/// where guessing the ABI could corrupt the heap; every key still reads right, as
+/// with stock.
+#[test]
+fn a_stripped_fully_static_program_gets_no_policy_and_works() {
+    let exe = fully_static_program(true, true);
     let db = Scratch::new();
     for mode in ["write", "read"] {
         let output = common::succeed(common::command(&exe).args([mode, db.path(), "3000"]));
