@@ -71,6 +71,35 @@ fn foreign_filters() {
     assert!(m(&[0xff, 0x1e]));
 }
 
+/// `Format::answer` answers as `key_may_match` does, and says "by rule" exactly for
+/// the filters that answer by rule, in both formats, on filters of every shape.
+#[test]
+fn answers_say_how_they_were_reached() {
+    let built = BloomFilterPolicy::new(10).build_filter(["key", "other"]);
+    let legacy = BloomFilterPolicy::legacy(10).build_filter(["key"]);
+    let filters: [&[u8]; 9] = [
+        &[],
+        &[0x00],
+        &[0x00, 0x1e],
+        &[0x00, 0x1f],
+        &[0xff, 0x00],
+        &[0xff, 0x06],
+        &MATCH_ALL_FILTER,
+        &built,
+        &legacy,
+    ];
+    for format in [Format::Current, Format::Legacy] {
+        for filter in filters {
+            for key in [&b"key"[..], b"absent", b""] {
+                let answer = format.answer(key, filter);
+                assert_eq!(answer.may_match, format.key_may_match(key, filter));
+                let by_rule = Filter::with_format(filter, format).answers_by_rule();
+                assert_eq!(answer.by_rule, by_rule, "{filter:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn write_filter_checks_length() {
     let policy = BloomFilterPolicy::new(10);
