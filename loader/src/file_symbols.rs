@@ -215,6 +215,28 @@ mod tests {
         assert_eq!(count(&file_of(b"\x7fELF", "short")), None);
     }
 
+    /// A name that leads to another file than the one mapped (another ELF file, a
+    /// FIFO with no writer, nothing) reads nothing, and never waits.
+    #[test]
+    fn only_the_file_mapped_is_read() {
+        let fifo = std::env::temp_dir().join(format!("loader-{}-fifo", std::process::id()));
+        let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        let mut tried = 0;
+        crate::each_object(|object| {
+            if object.is_program() {
+                for name in [c"/bin/sh", path.as_c_str(), c"/nonexistent"] {
+                    assert!(!object.named(name).each_file_symbol(|_, _| ()), "{name:?}");
+                    tried += 1;
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        std::fs::remove_file(&fifo).unwrap();
+        assert_eq!(tried, 3);
+    }
+
     #[test]
     fn this_test_programs_own_symbol_table_is_read() {
         let mut seen = (false, false);

@@ -64,6 +64,12 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// The same object under another name (for tests of what a name leads to).
+    #[cfg(test)]
+    pub(crate) fn named(&self, name: &'a CStr) -> Self {
+        Self { name, ..*self }
+    }
+
     /// The difference between the object's addresses in memory and in its file.
     pub fn load_offset(&self) -> usize {
         self.load_offset
