@@ -68,11 +68,12 @@ pub(crate) unsafe fn leveldb_slice<'a>(slice: *const Slice) -> &'a [u8] {
     unsafe { std::slice::from_raw_parts(data, size) }
 }
 
-/// The bytes of the `num_keys` slices at `keys`; `None` if the array is NULL while
-/// `num_keys > 0`, `num_keys` is negative, or a key is NULL with a non-zero size.
+/// The bytes of the `num_keys` slices at `keys`, which LevelDB's code handed over,
+/// each read as [`leveldb_slice`] reads one; `None` if the array is NULL while
+/// `num_keys > 0`, or `num_keys` is negative.
 ///
 /// # Safety
-/// A non-NULL `keys` must hold `num_keys` slices, each valid for reads of its size,
+/// A non-NULL `keys` must hold `num_keys` slices, each as [`leveldb_slice`] requires,
 /// for `'a`.
 pub(crate) unsafe fn slices<'a>(
     keys: *const Slice,
@@ -80,15 +81,8 @@ pub(crate) unsafe fn slices<'a>(
 ) -> Option<impl ExactSizeIterator<Item = &'a [u8]>> {
     // SAFETY: the caller's promise about the array.
     let keys = unsafe { array(keys, usize::try_from(num_keys).ok()?) }?;
-    let valid = keys
-        .iter()
-        .all(|key| key.size == 0 || can_slice(key.data, key.size));
-    valid.then(|| {
-        keys.iter().map(|key| {
-            // SAFETY: each key checked above; its bytes are readable per the caller.
-            unsafe { bytes(key.data, key.size) }.unwrap_or_default()
-        })
-    })
+    // SAFETY: the caller's promise about each slice.
+    Some(keys.iter().map(|key| unsafe { leveldb_slice(key) }))
 }
 
 /// A C key array, checked: every key is either non-NULL or empty.

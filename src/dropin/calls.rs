@@ -124,9 +124,13 @@ unsafe extern "C" fn filter_length(state: *const c_void, num_keys: c_int) -> siz
 /// `leveldb_bloom_cxx_policy_create`) may get it wrong: given NULL, or fewer bytes
 /// than the match-all filter's 2, nothing fits, and 0 is written.
 ///
+/// The keys are trusted as LevelDB's own policy trusts them (as `key_may_match`
+/// trusts its slices).
+///
 /// # Safety
-/// Called by a live object with its state and LevelDB's `num_keys` keys; `out` NULL
-/// or writable for `length` bytes, all zero (`std::string::resize` appends NUL
+/// Called by a live object with its state and LevelDB's `num_keys` keys (readable
+/// slices, as `CreateFilter`'s caller promises LevelDB's own policy); `out` NULL or
+/// writable for `length` bytes, all zero (`std::string::resize` appends NUL
 /// characters).
 unsafe extern "C" fn write_filter(
     state: *const c_void,
