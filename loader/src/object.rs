@@ -2,7 +2,10 @@
 //! segments, and every byte is read through [`Object::bytes`], inside one of its
 //! readable `PT_LOAD` segments.
 
+use std::cell::OnceCell;
 use std::ffi::{c_char, CStr};
+
+use crate::symbols::Tables;
 
 #[cfg(target_pointer_width = "32")]
 use libc::Elf32_Phdr as ProgramHeader;
@@ -15,6 +18,8 @@ pub struct Object<'a> {
     load_offset: usize,
     name: &'a CStr,
     headers: &'a [ProgramHeader],
+    /// Its dynamic section's tables, read at the first question that needs them.
+    tables: OnceCell<Tables<'a>>,
 }
 
 impl<'a> Object<'a> {
@@ -31,6 +36,7 @@ impl<'a> Object<'a> {
             // SAFETY: the loader's NUL-terminated name, or NULL.
             name: unsafe { name(info.dlpi_name) },
             headers,
+            tables: OnceCell::new(),
         }
     }
 
@@ -61,13 +67,22 @@ impl<'a> Object<'a> {
             // SAFETY: the caller's promise.
             name: unsafe { self::name(name) },
             headers,
+            tables: OnceCell::new(),
         }
     }
 
     /// The same object under another name (for tests of what a name leads to).
     #[cfg(test)]
-    pub(crate) fn named(&self, name: &'a CStr) -> Self {
-        Self { name, ..*self }
+    pub(crate) fn named<'n>(&self, name: &'n CStr) -> Object<'n>
+    where
+        'a: 'n,
+    {
+        Object {
+            load_offset: self.load_offset,
+            name,
+            headers: self.headers,
+            tables: OnceCell::new(),
+        }
     }
 
     /// The difference between the object's addresses in memory and in its file.
@@ -108,13 +123,14 @@ impl<'a> Object<'a> {
     }
 
     /// Each `PT_LOAD` segment's address range in memory, and its flags (`PF_*`).
-    fn segments(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
+    fn segments(&self) -> impl Iterator<Item = (usize, usize, u32)> + 'a {
+        let load_offset = self.load_offset;
         self.headers
             .iter()
             .filter(|header| header.p_type == PT_LOAD)
-            .filter_map(|header| {
+            .filter_map(move |header| {
                 // The load offset wraps for an object loaded below its link address.
-                let start = self.load_offset.wrapping_add(header.p_vaddr as usize);
+                let start = load_offset.wrapping_add(header.p_vaddr as usize);
                 let end = start.checked_add(header.p_memsz as usize)?;
                 Some((start, end, header.p_flags))
             })
@@ -122,7 +138,7 @@ impl<'a> Object<'a> {
 
     /// The bytes of each segment mapped readable and not writable (code and
     /// read-only data).
-    pub fn read_only_segments(&self) -> impl Iterator<Item = &[u8]> + '_ {
+    pub fn read_only_segments(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
         self.segments()
             .filter(|&(_, _, flags)| flags & PF_R != 0 && flags & PF_W == 0)
             .filter_map(|(start, _, _)| self.bytes(start))
@@ -135,7 +151,7 @@ impl<'a> Object<'a> {
     }
 
     /// The bytes from `address` to the end of the readable segment holding it.
-    pub fn bytes(&self, address: usize) -> Option<&[u8]> {
+    pub fn bytes(&self, address: usize) -> Option<&'a [u8]> {
         let (_, end, _) = self
             .segments()
             .find(|&(start, end, flags)| flags & PF_R != 0 && (start..end).contains(&address))?;
@@ -150,7 +166,7 @@ impl<'a> Object<'a> {
     /// address (glibc's `dl_relocate_ld` and `elf_get_dynamic_info`, ≥ 2.35; before,
     /// a read-only one was written all the same and the object could not load);
     /// else the value plus the load offset. Empty without one.
-    pub fn dynamic(&self) -> impl Iterator<Item = (i64, usize)> + '_ {
+    pub fn dynamic(&self) -> impl Iterator<Item = (i64, usize)> + 'a {
         let header = self
             .headers
             .iter()
@@ -182,10 +198,13 @@ impl<'a> Object<'a> {
     /// Whether the object binds its own references to its own definitions first
     /// (`-Bsymbolic`: `DT_SYMBOLIC`, or `DF_SYMBOLIC` in `DT_FLAGS`).
     pub fn is_symbolic(&self) -> bool {
-        self.dynamic_value(DT_SYMBOLIC).is_some()
-            || self
-                .dynamic_value(DT_FLAGS)
-                .is_some_and(|flags| flags & DF_SYMBOLIC != 0)
+        self.tables().symbolic
+    }
+
+    /// The tables its dynamic section names, read once for all the questions asked
+    /// of this `Object`.
+    pub(crate) fn tables(&self) -> Tables<'a> {
+        *self.tables.get_or_init(|| Tables::of(self))
     }
 }
 
@@ -267,13 +286,13 @@ pub(crate) const DT_SONAME: i64 = 14;
 pub(crate) const DT_PLTRELSZ: i64 = 2;
 pub(crate) const DT_RELA: i64 = 7;
 pub(crate) const DT_RELASZ: i64 = 8;
-const DT_SYMBOLIC: i64 = 16;
+pub(crate) const DT_SYMBOLIC: i64 = 16;
 pub(crate) const DT_REL: i64 = 17;
 pub(crate) const DT_RELSZ: i64 = 18;
 pub(crate) const DT_PLTREL: i64 = 20;
 pub(crate) const DT_JMPREL: i64 = 23;
-const DT_FLAGS: i64 = 30;
-const DF_SYMBOLIC: usize = 0x2;
+pub(crate) const DT_FLAGS: i64 = 30;
+pub(crate) const DF_SYMBOLIC: usize = 0x2;
 pub(crate) const DT_GNU_HASH: i64 = 0x6fff_fef5;
 pub(crate) const DT_VERSYM: i64 = 0x6fff_fff0;
 

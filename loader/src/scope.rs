@@ -22,6 +22,7 @@
 use std::ops::{ControlFlow, Range};
 
 use super::object::Object;
+use super::symbols::gnu_hash;
 use super::walk::each_object;
 
 /// A definition a reference binds to.
@@ -93,42 +94,41 @@ impl<E> Walked<E> {
 }
 
 /// The names each walked object answers to, as the loader matches a `DT_NEEDED`
-/// name: its soname, its file name, or the same last component; sorted, so that a
-/// name is found in a logarithmic number of steps (the first object in load order
-/// of those answering to it).
-struct Names(Vec<(Range<usize>, usize)>);
+/// name: its soname, its file name, or the same last component; sorted by their
+/// hash, then by load order, so that a name is found in a logarithmic number of
+/// steps (the first object in load order of those answering to it), and sorting
+/// compares numbers, not names.
+struct Names(Vec<(u32, Range<usize>, usize)>);
 
 impl Names {
     fn of<E>(walked: &Walked<E>) -> Option<Self> {
         let mut names = Vec::new();
         names.try_reserve(3 * walked.nodes.len()).ok()?;
+        let hashed =
+            |range: Range<usize>, index| (gnu_hash(&walked.text[range.clone()]), range, index);
         for (index, node) in walked.nodes.iter().enumerate() {
             let file_name = node.file_name.clone();
             if !file_name.is_empty() {
                 let last = last_component(&walked.text[file_name.clone()]).len();
-                names.push((file_name.end - last..file_name.end, index));
-                names.push((file_name, index));
+                names.push(hashed(file_name.end - last..file_name.end, index));
+                names.push(hashed(file_name, index));
             }
-            names.extend(node.soname.clone().map(|soname| (soname, index)));
+            names.extend(node.soname.clone().map(|soname| hashed(soname, index)));
         }
-        names.sort_by(|(a, at), (b, bt)| {
-            walked.text[a.clone()]
-                .cmp(&walked.text[b.clone()])
-                .then(at.cmp(bt))
-        });
+        names.sort_unstable_by_key(|&(hash, _, index)| (hash, index));
         Some(Self(names))
     }
 
     /// The first object (in load order) answering to `needed`, or its last component.
     fn find(&self, text: &[u8], needed: &[u8]) -> Option<usize> {
         let find = |name: &[u8]| {
-            let at = self
-                .0
-                .partition_point(|(range, _)| &text[range.clone()] < name);
-            self.0
-                .get(at)
-                .filter(|(range, _)| &text[range.clone()] == name)
-                .map(|&(_, index)| index)
+            let hash = gnu_hash(name);
+            let at = self.0.partition_point(|&(other, _, _)| other < hash);
+            self.0[at..]
+                .iter()
+                .take_while(|&&(other, _, _)| other == hash)
+                .find(|(_, range, _)| &text[range.clone()] == name)
+                .map(|&(_, _, index)| index)
         };
         find(needed).or_else(|| find(last_component(needed)))
     }

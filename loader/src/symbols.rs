@@ -4,9 +4,9 @@
 //! section (`DT_NEEDED`, `DT_SONAME`). An object with no hash table shows none.
 
 use super::object::{
-    word, word32, Object, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_NEEDED, DT_PLTREL, DT_PLTRELSZ,
-    DT_REL, DT_RELA, DT_RELASZ, DT_RELSZ, DT_SONAME, DT_STRSZ, DT_STRTAB, DT_SYMTAB, DT_VERSYM,
-    WORD,
+    word, word32, Object, DF_SYMBOLIC, DT_FLAGS, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_NEEDED,
+    DT_PLTREL, DT_PLTRELSZ, DT_REL, DT_RELA, DT_RELASZ, DT_RELSZ, DT_SONAME, DT_STRSZ, DT_STRTAB,
+    DT_SYMBOLIC, DT_SYMTAB, DT_VERSYM, WORD,
 };
 
 /// One dynamic symbol.
@@ -28,38 +28,51 @@ const SYM: [usize; 6] = [24, 0, 8, 4, 5, 6];
 #[cfg(target_pointer_width = "32")]
 const SYM: [usize; 6] = [16, 0, 4, 12, 13, 14];
 
-/// The tables a lookup reads.
-struct Tables<'a> {
+/// What the dynamic section names, read in one pass over it: the tables a lookup
+/// reads, the soname's place among the names, and whether the object is symbolic.
+#[derive(Clone, Copy)]
+pub(crate) struct Tables<'a> {
     names: &'a [u8],
     symbols: &'a [u8],
     hash: Option<&'a [u8]>,
     gnu_hash: Option<&'a [u8]>,
+    soname: Option<usize>,
+    pub(crate) symbolic: bool,
 }
 
-impl<'o> Object<'o> {
-    fn tables(&self) -> Tables<'_> {
+impl<'a> Tables<'a> {
+    pub(crate) fn of(object: &Object<'a>) -> Self {
         let (mut names, mut names_size, mut symbols, mut hash, mut gnu_hash) = (0, 0, 0, 0, 0);
-        for (tag, value) in self.dynamic() {
+        let (mut soname, mut symbolic) = (None, false);
+        for (tag, value) in object.dynamic() {
             match tag {
                 DT_STRTAB => names = value,
                 DT_STRSZ => names_size = value,
                 DT_SYMTAB => symbols = value,
                 DT_HASH => hash = value,
                 DT_GNU_HASH => gnu_hash = value,
+                // The first, as the loader reads it.
+                DT_SONAME => soname = soname.or(Some(value)),
+                DT_SYMBOLIC => symbolic = true,
+                DT_FLAGS => symbolic |= value & DF_SYMBOLIC != 0,
                 _ => {}
             }
         }
-        let names = self
+        let names = object
             .bytes(names)
             .map_or(&[][..], |names| &names[..names.len().min(names_size)]);
-        Tables {
+        Self {
             names,
-            symbols: self.bytes(symbols).unwrap_or_default(),
-            hash: (hash != 0).then(|| self.bytes(hash)).flatten(),
-            gnu_hash: (gnu_hash != 0).then(|| self.bytes(gnu_hash)).flatten(),
+            symbols: object.bytes(symbols).unwrap_or_default(),
+            hash: (hash != 0).then(|| object.bytes(hash)).flatten(),
+            gnu_hash: (gnu_hash != 0).then(|| object.bytes(gnu_hash)).flatten(),
+            soname,
+            symbolic,
         }
     }
+}
 
+impl<'o> Object<'o> {
     /// The symbol at `index` of the table, if it can be read.
     fn symbol_at<'t>(&self, tables: &Tables<'t>, index: usize) -> Option<Symbol<'t>> {
         let [size, name_at, value_at, info_at, other_at, section_at] = SYM;
@@ -132,7 +145,7 @@ impl<'o> Object<'o> {
     /// The dynamic symbols, in table order; none when the tables are missing or lie
     /// outside what the object maps readable (a truncated table yields what is
     /// mapped).
-    pub fn symbols(&self) -> impl Iterator<Item = Symbol<'_>> + '_ {
+    pub fn symbols(&self) -> impl Iterator<Item = Symbol<'o>> + use<'_, 'o> {
         let tables = self.tables();
         let count = self.symbol_count(&tables);
         (0..count).filter_map(move |index| self.symbol_at(&tables, index))
@@ -182,7 +195,7 @@ impl<'o> Object<'o> {
     }
 
     /// The names of the objects it needs (`DT_NEEDED`), in order.
-    pub fn needed(&self) -> impl Iterator<Item = &[u8]> + '_ {
+    pub fn needed(&self) -> impl Iterator<Item = &'o [u8]> + 'o {
         let names = self.tables().names;
         self.dynamic()
             .filter(|&(tag, _)| tag == DT_NEEDED)
@@ -190,9 +203,9 @@ impl<'o> Object<'o> {
     }
 
     /// Its `DT_SONAME`, if any.
-    pub fn soname(&self) -> Option<&[u8]> {
-        let offset = self.dynamic_value(DT_SONAME)?;
-        string_at(self.tables().names, offset)
+    pub fn soname(&self) -> Option<&'o [u8]> {
+        let tables = self.tables();
+        string_at(tables.names, tables.soname?)
     }
 }
 
@@ -225,7 +238,7 @@ const STV_DEFAULT: u8 = 0;
 const STV_PROTECTED: u8 = 3;
 
 /// The GNU hash of `name` (`dl_new_hash`).
-fn gnu_hash(name: &[u8]) -> u32 {
+pub(crate) fn gnu_hash(name: &[u8]) -> u32 {
     name.iter().fold(5381u32, |h, &byte| {
         h.wrapping_mul(33).wrapping_add(byte.into())
     })
