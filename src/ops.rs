@@ -40,12 +40,17 @@ pub(crate) fn key_may_match(format: Format, key: &[u8], filter: &[u8]) -> bool {
 #[cold]
 #[inline(never)]
 fn key_may_match_counted_apart<const LEGACY: bool>(key: &[u8], filter: &[u8]) -> bool {
-    let format = if LEGACY {
+    key_may_match_counted(format_of::<LEGACY>(), key, filter)
+}
+
+/// The legacy format if `LEGACY`, else the current one: for functions compiled once
+/// per format.
+pub(crate) const fn format_of<const LEGACY: bool>() -> Format {
+    if LEGACY {
         Format::Legacy
     } else {
         Format::Current
-    };
-    key_may_match_counted(format, key, filter)
+    }
 }
 
 /// [`key_may_match`] with statistics on: the question, then its answer counted in

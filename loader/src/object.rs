@@ -5,8 +5,6 @@
 use std::cell::OnceCell;
 use std::ffi::{c_char, CStr};
 
-use crate::symbols::Tables;
-
 #[cfg(target_pointer_width = "32")]
 use libc::Elf32_Phdr as ProgramHeader;
 #[cfg(target_pointer_width = "64")]
@@ -208,6 +206,50 @@ impl<'a> Object<'a> {
     }
 }
 
+/// What the dynamic section names, read in one pass over it: the tables a lookup
+/// reads, the soname's place among the names, and whether the object is symbolic.
+#[derive(Clone, Copy)]
+pub(crate) struct Tables<'a> {
+    pub(crate) names: &'a [u8],
+    pub(crate) symbols: &'a [u8],
+    pub(crate) hash: Option<&'a [u8]>,
+    pub(crate) gnu_hash: Option<&'a [u8]>,
+    pub(crate) soname: Option<usize>,
+    pub(crate) symbolic: bool,
+}
+
+impl<'a> Tables<'a> {
+    pub(crate) fn of(object: &Object<'a>) -> Self {
+        let (mut names, mut names_size, mut symbols, mut hash, mut gnu_hash) = (0, 0, 0, 0, 0);
+        let (mut soname, mut symbolic, mut flags) = (None, false, 0);
+        // The last entry of a tag counts, as in glibc's `elf_get_dynamic_info`.
+        for (tag, value) in object.dynamic() {
+            match tag {
+                DT_STRTAB => names = value,
+                DT_STRSZ => names_size = value,
+                DT_SYMTAB => symbols = value,
+                DT_HASH => hash = value,
+                DT_GNU_HASH => gnu_hash = value,
+                DT_SONAME => soname = Some(value),
+                DT_SYMBOLIC => symbolic = true,
+                DT_FLAGS => flags = value,
+                _ => {}
+            }
+        }
+        let names = object
+            .bytes(names)
+            .map_or(&[][..], |names| &names[..names.len().min(names_size)]);
+        Self {
+            names,
+            symbols: object.bytes(symbols).unwrap_or_default(),
+            hash: (hash != 0).then(|| object.bytes(hash)).flatten(),
+            gnu_hash: (gnu_hash != 0).then(|| object.bytes(gnu_hash)).flatten(),
+            soname,
+            symbolic: symbolic || flags & DF_SYMBOLIC != 0,
+        }
+    }
+}
+
 /// # Safety
 /// `name` is NULL or a NUL-terminated string valid for `'a`.
 unsafe fn name<'a>(name: *const c_char) -> &'a CStr {
@@ -281,18 +323,18 @@ pub(crate) const DT_NEEDED: i64 = 1;
 pub(crate) const DT_HASH: i64 = 4;
 pub(crate) const DT_STRTAB: i64 = 5;
 pub(crate) const DT_SYMTAB: i64 = 6;
-pub(crate) const DT_STRSZ: i64 = 10;
-pub(crate) const DT_SONAME: i64 = 14;
+const DT_STRSZ: i64 = 10;
+const DT_SONAME: i64 = 14;
 pub(crate) const DT_PLTRELSZ: i64 = 2;
 pub(crate) const DT_RELA: i64 = 7;
 pub(crate) const DT_RELASZ: i64 = 8;
-pub(crate) const DT_SYMBOLIC: i64 = 16;
+const DT_SYMBOLIC: i64 = 16;
 pub(crate) const DT_REL: i64 = 17;
 pub(crate) const DT_RELSZ: i64 = 18;
 pub(crate) const DT_PLTREL: i64 = 20;
 pub(crate) const DT_JMPREL: i64 = 23;
-pub(crate) const DT_FLAGS: i64 = 30;
-pub(crate) const DF_SYMBOLIC: usize = 0x2;
+const DT_FLAGS: i64 = 30;
+const DF_SYMBOLIC: usize = 0x2;
 pub(crate) const DT_GNU_HASH: i64 = 0x6fff_fef5;
 pub(crate) const DT_VERSYM: i64 = 0x6fff_fff0;
 

@@ -4,9 +4,8 @@
 //! section (`DT_NEEDED`, `DT_SONAME`). An object with no hash table shows none.
 
 use super::object::{
-    word, word32, Object, DF_SYMBOLIC, DT_FLAGS, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_NEEDED,
-    DT_PLTREL, DT_PLTRELSZ, DT_REL, DT_RELA, DT_RELASZ, DT_RELSZ, DT_SONAME, DT_STRSZ, DT_STRTAB,
-    DT_SYMBOLIC, DT_SYMTAB, DT_VERSYM, WORD,
+    word, word32, Object, Tables, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_NEEDED, DT_PLTREL,
+    DT_PLTRELSZ, DT_REL, DT_RELA, DT_RELASZ, DT_RELSZ, DT_STRTAB, DT_SYMTAB, DT_VERSYM, WORD,
 };
 
 /// One dynamic symbol.
@@ -27,50 +26,6 @@ pub struct Symbol<'a> {
 const SYM: [usize; 6] = [24, 0, 8, 4, 5, 6];
 #[cfg(target_pointer_width = "32")]
 const SYM: [usize; 6] = [16, 0, 4, 12, 13, 14];
-
-/// What the dynamic section names, read in one pass over it: the tables a lookup
-/// reads, the soname's place among the names, and whether the object is symbolic.
-#[derive(Clone, Copy)]
-pub(crate) struct Tables<'a> {
-    names: &'a [u8],
-    symbols: &'a [u8],
-    hash: Option<&'a [u8]>,
-    gnu_hash: Option<&'a [u8]>,
-    soname: Option<usize>,
-    pub(crate) symbolic: bool,
-}
-
-impl<'a> Tables<'a> {
-    pub(crate) fn of(object: &Object<'a>) -> Self {
-        let (mut names, mut names_size, mut symbols, mut hash, mut gnu_hash) = (0, 0, 0, 0, 0);
-        let (mut soname, mut symbolic) = (None, false);
-        for (tag, value) in object.dynamic() {
-            match tag {
-                DT_STRTAB => names = value,
-                DT_STRSZ => names_size = value,
-                DT_SYMTAB => symbols = value,
-                DT_HASH => hash = value,
-                DT_GNU_HASH => gnu_hash = value,
-                // The first, as the loader reads it.
-                DT_SONAME => soname = soname.or(Some(value)),
-                DT_SYMBOLIC => symbolic = true,
-                DT_FLAGS => symbolic |= value & DF_SYMBOLIC != 0,
-                _ => {}
-            }
-        }
-        let names = object
-            .bytes(names)
-            .map_or(&[][..], |names| &names[..names.len().min(names_size)]);
-        Self {
-            names,
-            symbols: object.bytes(symbols).unwrap_or_default(),
-            hash: (hash != 0).then(|| object.bytes(hash)).flatten(),
-            gnu_hash: (gnu_hash != 0).then(|| object.bytes(gnu_hash)).flatten(),
-            soname,
-            symbolic,
-        }
-    }
-}
 
 impl<'o> Object<'o> {
     /// The symbol at `index` of the table, if it can be read.

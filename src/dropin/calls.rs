@@ -182,7 +182,7 @@ unsafe extern "C" fn key_may_match<const LEGACY_FORMAT: bool>(
             // length, which the hash wants there, with no copy.
             // SAFETY: the caller's promises.
             let (filter, key) = unsafe { (leveldb_slice(filter), leveldb_slice(key)) };
-            format_of::<LEGACY_FORMAT>().key_may_match(key, filter)
+            ops::format_of::<LEGACY_FORMAT>().key_may_match(key, filter)
         },
     )
 }
@@ -203,16 +203,7 @@ unsafe extern "C" fn key_may_match_counted<const LEGACY_FORMAT: bool>(
         || {
             // SAFETY: the caller's promises.
             let (filter, key) = unsafe { (leveldb_slice(filter), leveldb_slice(key)) };
-            ops::key_may_match_counted(format_of::<LEGACY_FORMAT>(), key, filter)
+            ops::key_may_match_counted(ops::format_of::<LEGACY_FORMAT>(), key, filter)
         },
     )
-}
-
-/// The legacy format if `LEGACY_FORMAT`, else the current one.
-const fn format_of<const LEGACY_FORMAT: bool>() -> Format {
-    if LEGACY_FORMAT {
-        Format::Legacy
-    } else {
-        Format::Current
-    }
 }
