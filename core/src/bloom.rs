@@ -339,16 +339,7 @@ impl Format {
     /// ```
     #[inline(always)]
     pub fn key_may_match(self, key: impl AsRef<[u8]>, filter: &[u8]) -> bool {
-        let key = key.as_ref();
-        match self {
-            // Hashed before the filter is decoded: the hash's loop then runs with only
-            // the filter's slice waiting, and needs no registers saved to do so.
-            Format::Current => {
-                let h = bloom_hash(key);
-                Filter::new(filter).may_contain_hashed(key, h)
-            }
-            Format::Legacy => legacy_answer(key, filter).may_match,
-        }
+        self.answer(key, filter).may_match
     }
 
     /// [`key_may_match`](Self::key_may_match), and whether the filter answered by
@@ -365,7 +356,8 @@ impl Format {
     pub fn answer(self, key: impl AsRef<[u8]>, filter: &[u8]) -> KeyAnswer {
         let key = key.as_ref();
         match self {
-            // As in `key_may_match`.
+            // Hashed before the filter is decoded: the hash's loop then runs with only
+            // the filter's slice waiting, and needs no registers saved to do so.
             Format::Current => {
                 let h = bloom_hash(key);
                 Filter::new(filter).answer_hashed(key, h)
