@@ -12,10 +12,12 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::harness::{harness, Harness, Mode, BLOOM};
+use common::harness::{harness, Harness, BLOOM};
 use common::stats::StatsFile;
 use common::Lang::{Cxx11, Cxx17, C99};
 use common::{lib_path, Scratch};
+
+mod valgrind;
 
 /// Keys per database: tens of thousands, compacted into several tables.
 const KEYS: u32 = 50_000;
@@ -343,43 +345,6 @@ fn explicit_cxx_header_gives_the_same_tables_in_either_link_order() {
     }
 }
 
-/// A program under valgrind: no memory error, no definite or indirect leak.
-fn valgrind(exe: &Path, preload: bool, args: &[&str]) -> String {
-    let mut command = common::harness::command_in(Mode::ValgrindLevelDb, exe);
-    command.args(args);
-    if preload {
-        command.env("LD_PRELOAD", lib_path());
-    }
-    common::run(&mut command)
-}
-
-fn valgrind_write_and_read(exe: &Path, preload: bool) {
-    let dir = Scratch::new();
-    let keys = VALGRIND_KEYS.to_string();
-    for mode in ["write", "read"] {
-        let stdout = valgrind(exe, preload, &[mode, dir.path(), &keys]);
-        assert!(stdout.contains("swap status: 3"), "{stdout}");
-        assert_reported(&stdout);
-    }
-}
-
-#[test]
-fn valgrind_c_program_swapped_by_preload() {
-    valgrind_write_and_read(&C_STOCK.build(false), true);
-}
-
-#[test]
-fn valgrind_cxx_program_relinked() {
-    valgrind_write_and_read(&CXX_RELINKED.build(false), false);
-}
-
-#[test]
-fn valgrind_explicit_cxx_header() {
-    valgrind_write_and_read(&CXX_EXPLICIT_SWAPPED.build(false), false);
-}
-
-/// `make demo`'s programs, as `make demo` builds them (C99, strict): the demo writes
-/// and reads its database with the swap, the stock reader reads it back.
 /// Filter statistics of unmodified LevelDB programs (`LEVELDB_BLOOM_STATS=FILE`), C
 /// and C++ API, preloaded and relinked: the summary written at exit counts exactly
 /// the filter queries, "absent" answers and filters built that the counting shim

@@ -6,13 +6,15 @@
 //! `c_tests/check.h`: exit status 0 and `NAME: N checks, 0 failed`, N > 0
 //! (tests/suite/common/harness.rs). Adding a harness: its file in `c_tests/`, and a row here.
 //!
-//! Runs whose outcome is not a pass (helgrind's control race, the out-of-memory abort)
-//! and checks on a harness's binary are ordinary tests at the end.
+//! Runs whose outcome is not a pass (helgrind's control race) and checks on a
+//! harness's binary are ordinary tests, in `harnesses/outside_the_table.rs`.
 
 use crate::common;
 
 use common::harness::{harness, reference_compared, Harness, BLOOM, BLOOM_STATIC};
 use common::Lang::{Cxx11, Cxx17, C99};
+
+mod outside_the_table;
 
 /// One module per row: `row: harness(...) => { run: mode().args(..)..., ... }`.
 macro_rules! harnesses {
@@ -313,16 +315,6 @@ harnesses! {
     }
 }
 
-#[test]
-fn report_lines_parse() {
-    use common::harness::parse_report;
-    assert_eq!(parse_report("a", "a: 3 checks, 0 failed"), Some((3, 0)));
-    assert_eq!(parse_report("a", "a: 3 checks, 2 failed"), Some((3, 2)));
-    assert_eq!(parse_report("a", "ab: 3 checks, 0 failed"), None);
-    assert_eq!(parse_report("a", "a: 3 checks, 0 failed; more"), None);
-    assert_eq!(parse_report("a", "a: x checks, 0 failed"), None);
-}
-
 /// Whether this CPU can run `level` (as the library decides it, in core/src/simd.rs).
 fn simd_available(level: &str) -> bool {
     match level {
@@ -340,40 +332,6 @@ fn best_simd_level() -> &'static str {
         .into_iter()
         .find(|level| simd_available(level))
         .expect("scalar always is")
-}
-
-/// The reference harness cannot call ours by name by mistake: it references none of
-/// the C API's names, so every call to ours goes through dlsym.
-#[test]
-fn reference_test_references_none_of_our_names() {
-    let output = common::run(
-        std::process::Command::new("nm")
-            .args(["-D", "--undefined-only"])
-            .arg(reference_test::HARNESS.build(false)),
-    );
-    let ours: Vec<&str> = output
-        .lines()
-        .filter_map(|line| line.split_whitespace().last())
-        .filter(|symbol| symbol.starts_with("leveldb_"))
-        .collect();
-    assert!(ours.is_empty(), "the harness references {ours:?} directly");
-}
-
-/// Helgrind reports the deliberate plain race of `threads --race-control`: it is
-/// watching.
-#[test]
-fn helgrind_reports_a_deliberate_race() {
-    let exe = threads::HARNESS.build(false);
-    let output = common::harness::command_in(common::harness::Mode::Helgrind, &exe)
-        .args(["1", "--race-control"])
-        .output()
-        .expect("valgrind runs");
-    assert_eq!(
-        output.status.code(),
-        Some(99),
-        "helgrind missed the control race:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 /// libc++'s headers, where Debian's libc++-dev puts them.
