@@ -2,8 +2,8 @@
 //! the ELF program it runs judged; a file not read never counted as reached; a
 //! program that opens databases and sets no policy sent to default bits; a program
 //! linked with this library recognised by its link order; an interpreter pointed at
-//! its extension modules. With Debian's `minetest-server` or `librime1` installed,
-//! their real files too (else a SKIPPED line).
+//! its extension modules; Debian's `minetest-server` and `librime1` as shipped
+//! (installed by `scripts/ensure-leveldb`; missing, a SKIPPED line).
 
 use crate::common;
 
@@ -182,7 +182,7 @@ fn an_interpreter_is_pointed_at_its_extension_modules() {
     assert_eq!(report["reached_all"], false, "{report}");
 }
 
-/// Debian's real programs, when installed: Minetest's server (a shell script running
+/// Debian's real programs (`make deps` installs them): Minetest's server (a shell script running
 /// an ELF program that opens its map databases with no filter policy) and librime's
 /// library (the same for its user dictionaries).
 #[test]
