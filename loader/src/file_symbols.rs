@@ -16,14 +16,14 @@ use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 
-use crate::object::{word, word32, Object, WORD};
+use crate::object::{
+    word, word16, word32, Object, ELF_HEADER, E_PHOFF, E_SHENTSIZE, E_SHNUM, E_SHOFF, WORD,
+};
 
 /// The largest symbol name table read: larger than any real program's.
 const MAX_NAMES: u64 = 256 << 20;
 /// The largest symbol table read: as large.
 const MAX_SYMBOLS: u64 = 1 << 30;
-/// The largest section header table read (64 Ki sections).
-const MAX_SECTIONS: u64 = 1 << 16;
 /// Symbols read at a time.
 const PIECE: usize = 64 << 10;
 /// `SHT_SYMTAB`.
@@ -47,12 +47,12 @@ impl Object<'_> {
     /// may have been called for the symbols read before).
     pub fn each_file_symbol(&self, each: impl FnMut(&[u8], bool)) -> bool {
         self.mapped_file()
-            .is_some_and(|file| each_symbol(&file, each))
+            .is_some_and(|(file, header)| each_symbol(&file, &header, each))
     }
 
-    /// The file the object was mapped from, opened, if its program headers are the
-    /// ones mapped.
-    fn mapped_file(&self) -> Option<File> {
+    /// The file the object was mapped from, opened, with its ELF header, if its
+    /// program headers are the ones mapped.
+    fn mapped_file(&self) -> Option<(File, Vec<u8>)> {
         let path = match self.is_program() {
             true => c"/proc/self/exe",
             false => self.name(),
@@ -66,16 +66,17 @@ impl Object<'_> {
             return None;
         }
         let mapped = self.program_header_bytes();
-        let header = read_new(&file, 0, 64)?;
-        let at = word(&header, 24 + WORD) as u64;
+        let header = read_new(&file, 0, ELF_HEADER as u64)?;
+        let at = word(&header, E_PHOFF) as u64;
         let in_file = read_new(&file, at, mapped.len() as u64)?;
-        (!mapped.is_empty() && in_file == mapped).then_some(file)
+        (!mapped.is_empty() && in_file == mapped).then_some((file, header))
     }
 }
 
-/// [`Object::each_file_symbol`] of the ELF file `file`, of this CPU's class.
-fn each_symbol(file: &File, mut each: impl FnMut(&[u8], bool)) -> bool {
-    let Some(((offset, size), names)) = symbol_table(file) else {
+/// [`Object::each_file_symbol`] of the ELF file `file`, of this CPU's class, whose
+/// ELF header is `header`.
+fn each_symbol(file: &File, header: &[u8], mut each: impl FnMut(&[u8], bool)) -> bool {
+    let Some(((offset, size), names)) = symbol_table(file, header) else {
         return false;
     };
     const WHOLE_PIECE: usize = PIECE - PIECE % SYMBOL;
@@ -92,9 +93,9 @@ fn each_symbol(file: &File, mut each: impl FnMut(&[u8], bool)) -> bool {
         }
         for symbol in piece.chunks_exact(SYMBOL) {
             let name = word32(symbol, 0).map_or(&[][..], |at| name_at(&names, at));
-            let section = u16::from_ne_bytes([symbol[ST_SHNDX], symbol[ST_SHNDX + 1]]);
+            let section = word16(symbol, ST_SHNDX);
             if !name.is_empty() {
-                each(name, section != SHN_UNDEF);
+                each(name, section != Some(SHN_UNDEF));
             }
         }
         done += length as u64;
@@ -103,14 +104,13 @@ fn each_symbol(file: &File, mut each: impl FnMut(&[u8], bool)) -> bool {
 }
 
 /// Where the symbol table lies in `file` (its offset and size, whole symbols), and
-/// its names, read.
-fn symbol_table(file: &File) -> Option<((u64, u64), Vec<u8>)> {
-    let header = read_new(file, 0, 64)?;
-    let sections_at = word(&header, 24 + 2 * WORD) as u64;
-    let sizes_at = 24 + 3 * WORD + 6;
-    let entry_size = u16::from_ne_bytes([header[sizes_at + 4], header[sizes_at + 5]]);
-    let count = u16::from_ne_bytes([header[sizes_at + 6], header[sizes_at + 7]]);
-    if usize::from(entry_size) != SECTION_HEADER || u64::from(count) > MAX_SECTIONS {
+/// its names, read; `header` is the file's ELF header. The section headers are at
+/// most 65,535 (a 16-bit count): 4 MiB.
+fn symbol_table(file: &File, header: &[u8]) -> Option<((u64, u64), Vec<u8>)> {
+    let sections_at = word(header, E_SHOFF) as u64;
+    let entry_size = word16(header, E_SHENTSIZE)?;
+    let count = word16(header, E_SHNUM)?;
+    if usize::from(entry_size) != SECTION_HEADER {
         return None;
     }
     let sections = read_new(file, sections_at, u64::from(count) * SECTION_HEADER as u64)?;
@@ -173,7 +173,10 @@ mod tests {
     use std::io::Write;
     use std::ops::ControlFlow;
 
-    use super::{each_symbol, word, SECTION_HEADER, SHT_SYMTAB, SH_SIZE, SH_TYPE, WORD};
+    use super::{
+        each_symbol, read_new, word, ELF_HEADER, E_SHOFF, SECTION_HEADER, SHT_SYMTAB, SH_SIZE,
+        SH_TYPE, WORD,
+    };
     use crate::object::word32;
 
     /// `bytes` written to a new file, opened.
@@ -187,7 +190,7 @@ mod tests {
 
     /// Where the symbol table's header lies in `elf`.
     fn symbol_table_header(elf: &[u8]) -> usize {
-        let at = word(elf, 24 + 2 * WORD);
+        let at = word(elf, E_SHOFF);
         (at..)
             .step_by(SECTION_HEADER)
             .find(|&header| word32(elf, header + SH_TYPE) == Some(SHT_SYMTAB))
@@ -198,8 +201,9 @@ mod tests {
     fn a_damaged_symbol_table_is_refused() {
         let elf = std::fs::read("/proc/self/exe").unwrap();
         let count = |file: &File| {
+            let header = read_new(file, 0, ELF_HEADER as u64)?;
             let mut count = 0;
-            each_symbol(file, |_, _| count += 1).then_some(count)
+            each_symbol(file, &header, |_, _| count += 1).then_some(count)
         };
         assert!(count(&file_of(&elf, "whole")).unwrap() > 100);
         // Cut short: the symbols or their names are not all there.

@@ -272,12 +272,9 @@ fn elf_program_headers(page: &[u8]) -> Option<(usize, usize)> {
     if page[..4] != *b"\x7fELF" || page[4] != CLASS {
         return None;
     }
-    // e_phoff, e_phentsize and e_phnum, after e_ident (16), e_type, e_machine,
-    // e_version (8), e_entry (a word).
-    let offset = word(page, 24 + WORD);
-    let sizes_at = 24 + 3 * WORD + 6;
-    let entry_size = u16::from_ne_bytes([page[sizes_at], page[sizes_at + 1]]) as usize;
-    let count = u16::from_ne_bytes([page[sizes_at + 2], page[sizes_at + 3]]) as usize;
+    let offset = word(page, E_PHOFF);
+    let entry_size = usize::from(word16(page, E_PHENTSIZE)?);
+    let count = usize::from(word16(page, E_PHNUM)?);
     let end = offset.checked_add(count.checked_mul(entry_size)?)?;
     let fits = entry_size == std::mem::size_of::<ProgramHeader>()
         && end <= page.len()
@@ -341,11 +338,31 @@ pub(crate) const DT_VERSYM: i64 = 0x6fff_fff0;
 /// The size of an address in the object's tables.
 pub(crate) const WORD: usize = std::mem::size_of::<usize>();
 
+/// Where the ELF header (`ElfW(Ehdr)`, this CPU's class) holds the program and
+/// section headers' offsets, sizes and counts: after `e_ident` (16 bytes), `e_type`,
+/// `e_machine`, `e_version` (8) and `e_entry` (a word); then `e_flags` and
+/// `e_ehsize` (6) before the sizes.
+pub(crate) const E_PHOFF: usize = 24 + WORD;
+pub(crate) const E_SHOFF: usize = 24 + 2 * WORD;
+const E_PHENTSIZE: usize = 24 + 3 * WORD + 6;
+const E_PHNUM: usize = E_PHENTSIZE + 2;
+pub(crate) const E_SHENTSIZE: usize = E_PHENTSIZE + 4;
+pub(crate) const E_SHNUM: usize = E_PHENTSIZE + 6;
+/// The ELF header's size (64 bytes, 52 for 32-bit), `e_shstrndx` last.
+pub(crate) const ELF_HEADER: usize = E_PHENTSIZE + 10;
+const _: () = assert!(ELF_HEADER == if WORD == 8 { 64 } else { 52 });
+
 /// The native word at `offset` of `bytes`, which holds it.
 pub(crate) fn word(bytes: &[u8], offset: usize) -> usize {
     let mut value = [0; WORD];
     value.copy_from_slice(&bytes[offset..offset + WORD]);
     usize::from_ne_bytes(value)
+}
+
+/// The native 16-bit word at `offset` of `bytes`, if it holds one.
+pub(crate) fn word16(bytes: &[u8], offset: usize) -> Option<u16> {
+    let bytes = bytes.get(offset..offset.checked_add(2)?)?;
+    Some(u16::from_ne_bytes(bytes.try_into().ok()?))
 }
 
 /// The native 32-bit word at `offset` of `bytes`, if it holds one.

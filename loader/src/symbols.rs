@@ -4,7 +4,7 @@
 //! section (`DT_NEEDED`, `DT_SONAME`). An object with no hash table shows none.
 
 use super::object::{
-    word, word32, Object, Tables, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_NEEDED, DT_PLTREL,
+    word, word16, word32, Object, Tables, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_NEEDED, DT_PLTREL,
     DT_PLTRELSZ, DT_REL, DT_RELA, DT_RELASZ, DT_RELSZ, DT_STRTAB, DT_SYMTAB, DT_VERSYM, WORD,
 };
 
@@ -37,7 +37,7 @@ impl<'o> Object<'o> {
             .get(..size)?;
         let name = tables.names.get(word32(entry, name_at)? as usize..)?;
         let name = &name[..name.iter().position(|&byte| byte == 0)?];
-        let section = u16::from_ne_bytes([entry[section_at], entry[section_at + 1]]);
+        let section = word16(entry, section_at)?;
         let value = match WORD {
             8 => word(entry, value_at),
             _ => word32(entry, value_at)? as usize,
