@@ -52,6 +52,14 @@ harnesses! {
         sanitizers: sanitizers(),
     }
 
+    /// The policy objects a C program holds: both names of each function, 70,000 of
+    /// them, the C++ header's creators and their writer misused.
+    api_policies: harness("api_policies", "api_policies", C99, &["c_tests/api_policies.c"], &[BLOOM]) => {
+        plain: plain(),
+        valgrind: valgrind(),
+        sanitizers: sanitizers(),
+    }
+
     /// LevelDB's own bloom filter properties (util/bloom_test.cc) on our filters.
     bloom_properties: harness(
         "bloom_properties", "bloom_properties", C99, &["c_tests/bloom_properties.c"], &[BLOOM]
