@@ -22,25 +22,20 @@
 
 #include "check.h"
 #include "load_ours.h"
+#include "splitmix.h"
 
 namespace {
 
 using load_ours::Ours;
 
-uint64_t next(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
 // Keys with every byte value: of one fixed length, or of mixed lengths 0..120.
 std::vector<std::string> make_keys(size_t count, int length, uint64_t seed) {
+  Random random(seed);
   std::vector<std::string> keys;
   for (size_t i = 0; i < count; i++) {
-    size_t n = length >= 0 ? size_t(length) : size_t(next(&seed) % 121);
+    size_t n = length >= 0 ? size_t(length) : random.Below(121);
     std::string key;
-    for (size_t j = 0; j < n; j++) key.push_back(char(next(&seed)));
+    for (size_t j = 0; j < n; j++) key.push_back(char(random.Byte()));
     keys.push_back(key);
   }
   return keys;
@@ -121,11 +116,11 @@ struct Test {
     const leveldb::FilterPolicy* leveldb = leveldb::NewBloomFilterPolicy(10);
     std::vector<std::string> queries = make_keys(300, -1, 99);
     Keys keys(queries);
-    uint64_t seed = 5;
+    Random random(5);
     for (size_t length = 0; length <= 200; length++) {
       for (int k : {0, 1, 2, 6, 29, 30, 31, 0x80, 0xff}) {
         std::string filter;
-        for (size_t i = 0; i < length; i++) filter.push_back(char(next(&seed)));
+        for (size_t i = 0; i < length; i++) filter.push_back(char(random.Byte()));
         if (length > 0) filter[length - 1] = char(k);
         compare_queries(*leveldb, keys, filter,
                         "foreign filter of " + std::to_string(length) + " bytes, k " +

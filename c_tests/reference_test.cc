@@ -35,6 +35,7 @@
 
 #include "check.h"
 #include "load_ours.h"
+#include "splitmix.h"
 
 namespace {
 
@@ -117,27 +118,7 @@ void CheckSeparation(const Ours& ours) {
 }
 
 // ---------------------------------------------------------------------------
-// Deterministic generation: SplitMix64, fixed seeds.
-
-class Random {
- public:
-  explicit Random(uint64_t seed) : state_(seed) {}
-
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform in [0, n), n > 0 (the modulo bias is irrelevant here).
-  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
-  unsigned char Byte() { return static_cast<unsigned char>(Next()); }
-  bool OneIn(size_t n) { return Below(n) == 0; }
-
- private:
-  uint64_t state_;
-};
+// Deterministic generation (splitmix.h), fixed seeds.
 
 // Key bytes: uniform, or (one time in four) only bytes >= 0x80, the tail bytes a
 // sign-extending hash would get wrong.
