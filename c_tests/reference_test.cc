@@ -42,19 +42,13 @@ namespace {
 // ---------------------------------------------------------------------------
 // Where code lives, according to the dynamic linker.
 
-// The file name (without directories) of the object that defines `address`, or "".
-std::string ObjectOf(const void* address) {
-  Dl_info info;
-  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return "";
-  const char* slash = std::strrchr(info.dli_fname, '/');
-  return slash != nullptr ? slash + 1 : info.dli_fname;
-}
-
 // Whether `address` lies in the library whose file name starts with `library`
 // ("libleveldb.so" for LevelDB's libleveldb.so.1d, "libleveldb_bloom.so" for ours).
 bool DefinedIn(const void* address, const char* library) {
-  const std::string object = ObjectOf(address);
-  const bool inside = object.compare(0, std::strlen(library), library) == 0;
+  const std::string object = load_ours::object_of(address);
+  const size_t slash = object.rfind('/');
+  const bool inside =
+      object.compare(slash == std::string::npos ? 0 : slash + 1, std::strlen(library), library) == 0;
   if (!inside) {
     std::fprintf(stderr, "  %p lies in \"%s\", not in %s\n", address, object.c_str(), library);
   }
