@@ -15,12 +15,12 @@
 #define _GNU_SOURCE /* MAP_FIXED_NOREPLACE */
 #endif
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 typedef int (*plugin_main_fn)(int, char**);
